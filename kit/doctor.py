@@ -1,0 +1,81 @@
+"""`python -m kit doctor`: is this machine ready for the course?"""
+
+import os
+import platform
+import socket
+import sys
+from importlib import metadata
+
+# package -> the oldest version the course is written for
+REQUIRED = {"torch": "2.6", "transformers": "5.0", "datasets": "3.0",
+            "accelerate": "1.0", "matplotlib": "3.7", "ipywidgets": "8.0",
+            "jupyterlab": "4.0"}
+OPTIONAL = ["nbval", "jupytext", "pytest", "trl"]
+
+
+def _version_tuple(version):
+    parts = []
+    for part in version.split("+")[0].split(".")[:3]:
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def _installed(package):
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def is_online(timeout=1.0):
+    """True when the Hugging Face Hub can be reached (and is not switched off)."""
+    if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false"):
+        return False
+    try:
+        socket.create_connection(("huggingface.co", 443), timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def report():
+    """Print the report; return the list of problems (empty when all is well)."""
+    problems = []
+    print(f"python        {sys.version.split()[0]} ({platform.platform()})")
+    for package, oldest in REQUIRED.items():
+        version = _installed(package)
+        if version is None:
+            problems.append(f"{package} is not installed: run `make setup`")
+            version = "MISSING"
+        elif _version_tuple(version) < _version_tuple(oldest):
+            problems.append(f"{package} {version} is too old, the course needs "
+                            f">= {oldest}: run `make setup`")
+        print(f"{package:<13} {version}")
+    for package in OPTIONAL:
+        print(f"{package:<13} {_installed(package) or '-'} (optional)")
+    if problems:  # the rest needs torch and transformers
+        return problems
+
+    from kit.models import default_preset, pick_device, policy_path
+    device = pick_device()
+    print(f"device        {device}")
+    if device.type == "cuda":
+        import torch
+        print(f"gpu           {torch.cuda.get_device_name(0)}")
+    preset = default_preset()
+    print(f"preset        {preset}")
+    path = policy_path(preset)
+    found = (path / "config.json").exists()
+    state = "present" if found else "not built yet: first use trains it"
+    print(f"policy        {path} ({state})")
+    print(f"hub           {'online' if is_online() else 'offline'}")
+    return problems
+
+
+def main():
+    problems = report()
+    for problem in problems:
+        print(f"PROBLEM: {problem}", file=sys.stderr)
+    print("ready for the course" if not problems else "not ready")
+    return 1 if problems else 0

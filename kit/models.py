@@ -1,0 +1,121 @@
+"""Devices, size presets, tiny models, and the course's starting policy."""
+
+import os
+from pathlib import Path
+
+import torch
+from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig,
+                          LlamaForCausalLM)
+
+from kit.tasks import make_tokenizer
+
+# Model sizes. "cpu" trains in seconds on a laptop; "gpu" is ~20x larger and
+# only makes sense with an accelerator. Both are small Llama models.
+PRESETS = {
+    "cpu": dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=4),
+    "gpu": dict(hidden_size=256, intermediate_size=1024, num_hidden_layers=4,
+                num_attention_heads=8, num_key_value_heads=8),
+}
+
+# The starting policy for the "cpu" preset ships with the kit (half a MB);
+# the larger "gpu" one is built on first use and cached here.
+SHIPPED_POLICIES = Path(__file__).parent / "policies"
+CACHE_DIR = Path(os.environ.get(
+    "KIT_CACHE", Path.home() / ".cache" / "inside-the-trainer"))
+
+
+def pick_device():
+    """The best device here: cuda, then mps, then cpu."""
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def default_preset():
+    return "gpu" if torch.cuda.is_available() else "cpu"
+
+
+def check_preset(preset):
+    preset = preset or default_preset()
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, "
+                         f"got {preset!r}")
+    return preset
+
+
+def tiny_model(preset=None, seed=0, tokenizer=None):
+    """A randomly initialised Llama of the preset's size for our tokenizer."""
+    tokenizer = tokenizer or make_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer), max_position_embeddings=64,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=True, **PRESETS[check_preset(preset)])
+    torch.manual_seed(seed)  # the init draws from torch's global generator
+    return LlamaForCausalLM(config)
+
+
+def policy_path(preset=None):
+    """Where the starting policy of a preset lives (shipped or cached)."""
+    preset = check_preset(preset)
+    shipped = SHIPPED_POLICIES / preset
+    if (shipped / "config.json").exists():
+        return shipped
+    return CACHE_DIR / f"policy-{preset}"
+
+
+def load_policy(name_or_path=None, preset=None):
+    """Load a causal LM and its tokenizer -> (model, tokenizer).
+
+    Args:
+        name_or_path: a local folder or a Hub id. None means the course's
+            starting policy: a tiny model fine-tuned on the addition task
+            until it gets roughly half of the held-out sums right.
+        preset: which starting policy ("cpu" or "gpu") when name_or_path is
+            None; defaults to the one that suits this machine.
+    """
+    if name_or_path is None:
+        name_or_path = policy_path(preset)
+        if not (Path(name_or_path) / "config.json").exists():
+            from kit.recipes import build_starting_policy  # avoids a cycle
+            build_starting_policy(check_preset(preset), name_or_path)
+    model = AutoModelForCausalLM.from_pretrained(name_or_path)
+    tokenizer = AutoTokenizer.from_pretrained(name_or_path)
+    if tokenizer.pad_token is None:
+        # Many Hub tokenizers have none; batching needs one, and eos is the
+        # usual stand-in (it is masked out of every loss by attention_mask).
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer
+
+
+# ------------------------------------------------- asking a model questions
+
+@torch.no_grad()
+def complete(model, tokenizer, prompts, max_new_tokens=4, greedy=True,
+             temperature=1.0):
+    """Generate one completion per prompt and return them as strings."""
+    batch = tokenizer(list(prompts), return_tensors="pt", padding=True,
+                      padding_side="left").to(model.device)
+    was_training = model.training
+    model.eval()
+    out = model.generate(
+        **batch, max_new_tokens=max_new_tokens, do_sample=not greedy,
+        temperature=None if greedy else temperature, top_p=None, top_k=None,
+        pad_token_id=tokenizer.pad_token_id)
+    model.train(was_training)
+    new_tokens = out[:, batch["input_ids"].shape[1]:]
+    return tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+
+
+def greedy_accuracy(model, tokenizer, dataset, batch_size=256):
+    """Share of `dataset` prompts whose greedy completion is the `answer`."""
+    right = 0
+    for start in range(0, len(dataset), batch_size):
+        rows = dataset[start:start + batch_size]
+        completions = complete(model, tokenizer, rows["prompt"])
+        right += sum(c.strip() == a for c, a in zip(completions, rows["answer"]))
+    return right / len(dataset)

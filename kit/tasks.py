@@ -1,0 +1,120 @@
+"""The offline toy world: a character tokenizer, an addition task, rewards.
+
+Everything here is built locally in well under a second and is deterministic
+under a seed, so notebooks and tests never need the internet.
+
+The task is two-digit addition written as `a+b=`, with both operands padded
+to two digits ("07+35=") so that every prompt has the same length and batched
+generation needs no padding. The answer is the plain sum ("42").
+"""
+
+import random
+import re
+
+from datasets import Dataset
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast
+
+SPECIAL_TOKENS = ["<pad>", "<bos>", "<eos>", "<unk>"]
+ALPHABET = list("0123456789+-=")
+NUM_PAIRS = 100 * 100  # every (a, b) with 0 <= a, b <= 99
+NUM_HELD_OUT = 1000  # pairs that no training split ever contains
+_SPLIT_SEED = 1234  # fixed: the held-out pairs never depend on a dataset seed
+
+
+def make_tokenizer():
+    """A character-level tokenizer: one token per character, plus pad/bos/eos.
+
+    Like Llama's tokenizer it puts <bos> in front of every encoded text; it
+    adds no <eos> (a trainer appends it to completions itself).
+    """
+    vocab = {tok: i for i, tok in enumerate(SPECIAL_TOKENS + ALPHABET)}
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tok.decoder = decoders.Fuse()  # join characters back without spaces
+    bos = ("<bos>", vocab["<bos>"])
+    tok.post_processor = processors.TemplateProcessing(
+        single="<bos> $A", pair="<bos> $A $B", special_tokens=[bos])
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>",
+        pad_token="<pad>", unk_token="<unk>", padding_side="right")
+
+
+# ---------------------------------------------------------------- the task
+
+def _pairs(split):
+    """All (a, b) pairs of one split: "train" or "test" (held out)."""
+    order = list(range(NUM_PAIRS))
+    random.Random(_SPLIT_SEED).shuffle(order)
+    if split == "test":
+        chosen = order[:NUM_HELD_OUT]
+    elif split == "train":
+        chosen = order[NUM_HELD_OUT:]
+    else:
+        raise ValueError(f"split must be 'train' or 'test', got {split!r}")
+    return [divmod(i, 100) for i in chosen]
+
+
+def _sample(split, n, seed):
+    """n (a, b) pairs of `split`, a different draw for each seed."""
+    pairs = _pairs(split)
+    if n is None or n > len(pairs):
+        n = len(pairs)
+    return random.Random(seed).sample(pairs, n)
+
+
+def format_prompt(a, b):
+    return f"{a:02d}+{b:02d}="
+
+
+def wrong_answer(a, b, rng):
+    """A plausible mistake: off by one, or by ten (a carry gone wrong)."""
+    right = a + b
+    candidates = [right + d for d in (-11, -10, -9, -1, 1, 9, 10, 11)]
+    return str(rng.choice([c for c in candidates if c >= 0]))
+
+
+def sft_dataset(split="train", n=None, seed=0):
+    """`prompt` / `completion` pairs, the format of TRL's SFTTrainer."""
+    pairs = _sample(split, n, seed)
+    return Dataset.from_dict({
+        "prompt": [format_prompt(a, b) for a, b in pairs],
+        "completion": [str(a + b) for a, b in pairs],
+    })
+
+
+def preference_dataset(split="train", n=None, seed=0):
+    """`prompt` / `chosen` / `rejected`: the right sum against a near miss."""
+    pairs = _sample(split, n, seed)
+    rng = random.Random(seed + 1)
+    return Dataset.from_dict({
+        "prompt": [format_prompt(a, b) for a, b in pairs],
+        "chosen": [str(a + b) for a, b in pairs],
+        "rejected": [wrong_answer(a, b, rng) for a, b in pairs],
+    })
+
+
+def prompt_dataset(split="train", n=None, seed=0):
+    """`prompt` / `answer`: what GRPO samples from, and what rewards check."""
+    pairs = _sample(split, n, seed)
+    return Dataset.from_dict({
+        "prompt": [format_prompt(a, b) for a, b in pairs],
+        "answer": [str(a + b) for a, b in pairs],
+    })
+
+
+# ------------------------------------------------------- reward functions
+# TRL's signature: one float per completion; dataset columns come as lists.
+
+def correctness_reward(prompts, completions, answer, **columns):
+    """1.0 when the completion is exactly the right sum, else 0.0."""
+    return [float(c.strip() == a) for c, a in zip(completions, answer)]
+
+
+_NUMBER = re.compile(r"\d{1,3}")
+
+
+def format_reward(prompts, completions, **columns):
+    """1.0 for a bare number of at most three digits, else 0.0 (shaping)."""
+    return [float(_NUMBER.fullmatch(c.strip()) is not None)
+            for c in completions]

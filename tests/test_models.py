@@ -1,0 +1,85 @@
+"""Devices, presets, tiny models and the starting policy."""
+
+import pytest
+import torch
+from transformers import AutoTokenizer
+
+from kit import models, tasks
+
+
+def test_pick_device_prefers_an_accelerator():
+    device = models.pick_device()
+    expected = "cuda" if torch.cuda.is_available() else (
+        "mps" if torch.backends.mps.is_available() else "cpu")
+    assert device.type == expected
+
+
+def test_tiny_model_is_seeded(tokenizer):
+    a = models.tiny_model("cpu", seed=1, tokenizer=tokenizer)
+    b = models.tiny_model("cpu", seed=1, tokenizer=tokenizer)
+    c = models.tiny_model("cpu", seed=2, tokenizer=tokenizer)
+    assert torch.equal(a.model.embed_tokens.weight, b.model.embed_tokens.weight)
+    assert not torch.equal(a.model.embed_tokens.weight,
+                           c.model.embed_tokens.weight)
+    assert a.config.vocab_size == len(tokenizer)
+
+
+def test_gpu_preset_is_larger():
+    small = models.tiny_model("cpu").num_parameters()
+    large = models.tiny_model("gpu").num_parameters()
+    assert large > 10 * small
+
+
+def test_unknown_preset_names_the_choices():
+    with pytest.raises(ValueError, match="preset must be one of"):
+        models.tiny_model("tpu")
+
+
+def test_starting_policy_loads_offline_and_is_half_trained(policy):
+    model, tokenizer = policy
+    accuracy = models.greedy_accuracy(model, tokenizer,
+                                      tasks.prompt_dataset("test"))
+    # Room to improve for DPO and GRPO, yet clearly not random.
+    assert 0.3 <= accuracy <= 0.6
+
+
+def test_load_policy_from_a_local_folder(tmp_path, tokenizer):
+    model = models.tiny_model("cpu", seed=5, tokenizer=tokenizer)
+    model.save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    loaded, loaded_tokenizer = models.load_policy(str(tmp_path))
+    batch = tokenizer(["12+34="], return_tensors="pt")
+    with torch.no_grad():
+        expected = model(**batch).logits
+        actual = loaded(**batch).logits
+    assert torch.allclose(expected, actual)
+    assert loaded_tokenizer("1+1=")["input_ids"] == tokenizer("1+1=")["input_ids"]
+
+
+def test_load_policy_gives_a_pad_token_when_the_tokenizer_has_none(tmp_path):
+    tokenizer = tasks.make_tokenizer()
+    models.tiny_model("cpu", tokenizer=tokenizer).save_pretrained(tmp_path)
+    tokenizer.pad_token = None
+    tokenizer.save_pretrained(tmp_path)
+    assert AutoTokenizer.from_pretrained(tmp_path).pad_token is None
+    _, loaded = models.load_policy(str(tmp_path))
+    assert loaded.pad_token == loaded.eos_token
+
+
+def test_complete_returns_one_string_per_prompt(policy):
+    model, tokenizer = policy
+    completions = models.complete(model, tokenizer, ["01+01=", "10+20="])
+    assert len(completions) == 2 and all(isinstance(c, str) for c in completions)
+
+
+def test_the_starting_policy_is_reproducible_from_the_repo(tmp_path, policy):
+    """`python -m kit train sft` is the recipe the shipped policy came from."""
+    from kit.recipes import build_starting_policy
+    rebuilt, tokenizer = models.load_policy(str(build_starting_policy("cpu",
+                                                                      tmp_path)))
+    held_out = tasks.prompt_dataset("test")
+    shipped = models.greedy_accuracy(*policy, held_out)
+    again = models.greedy_accuracy(rebuilt, tokenizer, held_out)
+    assert 0.3 <= again <= 0.6
+    # Bit-exact on the machine that built it; other CPUs round differently.
+    assert abs(again - shipped) < 0.1

@@ -1,0 +1,85 @@
+"""The toy world: tokenizer, datasets and rewards."""
+
+import pytest
+from transformers import AutoTokenizer
+
+from kit import tasks
+
+
+def test_tokenizer_is_one_token_per_character(tokenizer):
+    ids = tokenizer("07+35=42")["input_ids"]
+    assert ids[0] == tokenizer.bos_token_id
+    assert len(ids) == 1 + len("07+35=42")
+    assert tokenizer.decode(ids, skip_special_tokens=True) == "07+35=42"
+
+
+def test_tokenizer_has_the_special_tokens(tokenizer):
+    assert tokenizer.pad_token == "<pad>"
+    assert tokenizer.bos_token == "<bos>"
+    assert tokenizer.eos_token == "<eos>"
+    assert len({tokenizer.pad_token_id, tokenizer.bos_token_id,
+                tokenizer.eos_token_id}) == 3
+
+
+def test_tokenizer_saves_and_reloads(tokenizer, tmp_path):
+    tokenizer.save_pretrained(tmp_path)
+    again = AutoTokenizer.from_pretrained(tmp_path)
+    text = ["12+34=46", "99+99=198"]
+    assert again(text)["input_ids"] == tokenizer(text)["input_ids"]
+    assert again.pad_token_id == tokenizer.pad_token_id
+    assert again.decode(again("5+5=10")["input_ids"],
+                        skip_special_tokens=True) == "5+5=10"
+
+
+@pytest.mark.parametrize("make, columns", [
+    (tasks.sft_dataset, ["prompt", "completion"]),
+    (tasks.preference_dataset, ["prompt", "chosen", "rejected"]),
+    (tasks.prompt_dataset, ["prompt", "answer"]),
+])
+def test_dataset_columns_and_determinism(make, columns):
+    first = make("train", n=50, seed=3)
+    assert first.column_names == columns
+    assert len(first) == 50
+    assert first.to_dict() == make("train", n=50, seed=3).to_dict()
+    assert first.to_dict() != make("train", n=50, seed=4).to_dict()
+
+
+def test_held_out_prompts_never_appear_in_training():
+    train = set(tasks.prompt_dataset("train")["prompt"])
+    test = set(tasks.prompt_dataset("test")["prompt"])
+    assert len(test) == tasks.NUM_HELD_OUT
+    assert len(train) == tasks.NUM_PAIRS - tasks.NUM_HELD_OUT
+    assert not train & test
+
+
+def test_answers_are_the_sums():
+    for row in tasks.sft_dataset("test", n=100):
+        a, b = row["prompt"].rstrip("=").split("+")
+        assert row["completion"] == str(int(a) + int(b))
+        assert len(row["prompt"]) == 6  # fixed width: no padding needed
+
+
+def test_rejected_answers_are_plausible_mistakes():
+    data = tasks.preference_dataset("train", n=500)
+    for row in data:
+        assert row["rejected"] != row["chosen"]
+        assert row["rejected"].isdigit()
+        assert abs(int(row["rejected"]) - int(row["chosen"])) in (1, 9, 10, 11)
+
+
+def test_unknown_split_is_refused():
+    with pytest.raises(ValueError, match="split"):
+        tasks.sft_dataset("validation")
+
+
+def test_correctness_reward():
+    rewards = tasks.correctness_reward(
+        ["01+02=", "10+10=", "50+50="], ["3", "21", " 100"],
+        answer=["3", "20", "100"])
+    assert rewards == [1.0, 0.0, 1.0]
+
+
+def test_format_reward():
+    rewards = tasks.format_reward(
+        ["p"] * 5, ["42", "4+2", "", "1234", "7"])
+    assert rewards == [1.0, 0.0, 0.0, 0.0, 1.0]
