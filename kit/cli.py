@@ -18,6 +18,22 @@ def _doctor(args):
     return doctor.main()
 
 
+def _build(args):
+    from kit import course
+    stale = course.build(check=args.check)
+    for path in stale:
+        verb = "out of date (run `python -m kit build`)" if args.check else "written"
+        print(f"{path.relative_to(course.ROOT)}: {verb}")
+    if not stale:
+        print("all notebooks match their sources")
+    return 1 if args.check and stale else 0
+
+
+def _grade(args):
+    from kit import grade
+    return grade.main(args.notebook, as_json=args.json, timeout=args.timeout)
+
+
 def parser():
     top = argparse.ArgumentParser(prog="python -m kit", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
@@ -32,10 +48,24 @@ def parser():
     train.add_argument("--output-dir", default=None,
                        help="default: runs/RECIPE")
     train.add_argument("--seed", type=int, default=0)
+
+    build = commands.add_parser(
+        "build", help="write notebooks/ and notebooks/solutions/ from src/")
+    build.add_argument("--check", action="store_true",
+                       help="write nothing; fail if a notebook is stale")
+
+    grade = commands.add_parser(
+        "grade", help="run a notebook headless and print a scorecard")
+    grade.add_argument("notebook")
+    grade.add_argument("--json", action="store_true",
+                       help="one JSON object, for instructors' scripts")
+    grade.add_argument("--timeout", type=int, default=600,
+                       help="seconds allowed per cell (default 600)")
     return top
 
 
-COMMANDS = {"doctor": _doctor, "train": _train}
+COMMANDS = {"doctor": _doctor, "train": _train, "build": _build,
+            "grade": _grade}
 
 
 def main(argv=None):

@@ -8,9 +8,13 @@ saves the model and `log_history.json`.
 import json
 from pathlib import Path
 
-from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
+import torch
+from transformers import (DataCollatorForSeq2Seq, PrinterCallback,
+                          ProgressCallback, Trainer, TrainingArguments)
+from transformers.utils.notebook import NotebookProgressCallback
 
 from kit import tasks
+from kit.live import plot_history
 from kit.models import check_preset, tiny_model
 
 # Per-preset knobs. The starting policy is deliberately half-trained: a
@@ -24,11 +28,20 @@ SFT = {
 }
 
 
+def quiet(trainer):
+    """No progress bar, no printed logs: for notebooks with a live plot."""
+    for callback in (PrinterCallback, ProgressCallback,
+                     NotebookProgressCallback):
+        trainer.remove_callback(callback)
+    return trainer
+
+
 def common_args(output_dir, seed, **overrides):
     """TrainingArguments every course run shares: quiet, local, seeded."""
     defaults = dict(output_dir=str(output_dir), seed=seed, report_to="none",
                     save_strategy="no", logging_steps=25,
-                    lr_scheduler_type="constant", warmup_steps=0)
+                    lr_scheduler_type="constant", warmup_steps=0,
+                    dataloader_pin_memory=torch.cuda.is_available())
     return {**defaults, **overrides}
 
 
@@ -50,7 +63,8 @@ def sft_features(tokenizer):
 
 
 def sft_trainer(preset=None, output_dir="runs/sft", seed=0, max_steps=None,
-                model=None, tokenizer=None, trainer_class=Trainer, **args):
+                model=None, tokenizer=None, trainer_class=Trainer,
+                callbacks=None, **args):
     """The stock Trainer fine-tuning a fresh tiny model on the sums."""
     preset = check_preset(preset)
     tokenizer = tokenizer or tasks.make_tokenizer()
@@ -58,11 +72,16 @@ def sft_trainer(preset=None, output_dir="runs/sft", seed=0, max_steps=None,
     knobs = {**SFT[preset], **args}
     if max_steps is not None:
         knobs["max_steps"] = max_steps
-    train = tasks.sft_dataset("train", seed=seed)
-    train = train.map(sft_features(tokenizer), remove_columns=train.column_names)
+    train, held_out = tasks.sft_dataset("train", seed=seed), tasks.sft_dataset(
+        "test", n=200)
+    features = dict(function=sft_features(tokenizer),
+                    remove_columns=train.column_names)
     return trainer_class(
-        model=model, processing_class=tokenizer, train_dataset=train,
+        model=model, processing_class=tokenizer,
+        train_dataset=train.map(**features),
+        eval_dataset=held_out.map(**features),  # used when eval_strategy asks
         args=TrainingArguments(**common_args(output_dir, seed, **knobs)),
+        callbacks=callbacks,
         data_collator=DataCollatorForSeq2Seq(tokenizer, padding=True))
 
 
@@ -79,14 +98,17 @@ def build_starting_policy(preset=None, path=None, seed=0):
 # ----------------------------------------------------------------- running
 
 RECIPES = {"sft": sft_trainer}
+METRICS = {"sft": ()}  # what the saved plot shows beside the loss
 
 
-def save(trainer, output_dir):
-    """The final model, its tokenizer and the log history, in one folder."""
+def save(trainer, output_dir, metrics=()):
+    """The final model, its tokenizer, the log history and its plot."""
     output_dir = Path(output_dir)
     trainer.save_model(str(output_dir))
-    (output_dir / "log_history.json").write_text(
-        json.dumps(trainer.state.log_history, indent=1))
+    history = trainer.state.log_history
+    (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
+    plot_history(history, metrics, title=output_dir.name).savefig(
+        output_dir / "plot.png", dpi=100)
 
 
 def run(name, output_dir=None, **kwargs):
@@ -94,5 +116,5 @@ def run(name, output_dir=None, **kwargs):
     output_dir = Path(output_dir or f"runs/{name}")
     trainer = RECIPES[name](output_dir=output_dir, **kwargs)
     trainer.train()
-    save(trainer, output_dir)
+    save(trainer, output_dir, METRICS[name])
     return trainer

@@ -41,6 +41,7 @@ def test_train_sft_saves_model_and_log_history(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (out / "model.safetensors").exists()
     assert (out / "tokenizer.json").exists()
+    assert (out / "plot.png").read_bytes().startswith(b"\x89PNG")
     history = json.loads((out / "log_history.json").read_text())
     assert history[-1]["step"] == 4
     assert "train_loss" in history[-1]

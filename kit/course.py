@@ -1,0 +1,215 @@
+"""One source, two notebooks: the learner's copy and the solved one.
+
+Each notebook has a single source, `notebooks/src/NN_name.py`, in jupytext's
+percent format. Solutions sit between markers, as in nbgrader:
+
+    ### BEGIN SOLUTION
+    loss = ...
+    ### END SOLUTION
+    ### BEGIN STUB          (optional: what the learner starts from)
+    loss = None
+    ### END STUB
+
+The solved copy drops the markers and the stubs; the learner's copy swaps
+each solution for its stub, or for `raise NotImplementedError`. A cell tagged
+`uses-exercise` runs code the learner writes, so in the learner's copy it is
+tagged `raises-exception`: nbval and `grade` then expect it may fail.
+"""
+
+import inspect
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = ROOT / "notebooks"
+SOURCES = NOTEBOOKS / "src"
+SOLUTIONS = NOTEBOOKS / "solutions"
+REPOSITORY = "inside-the-trainer/inside-the-trainer"  # on GitHub, for Colab
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_STUB, END_STUB = "### BEGIN STUB", "### END STUB"
+STUB = 'raise NotImplementedError("exercise: write your code here")'
+
+COLAB_INSTALL = f"""\
+# On Colab, install the kit first; anywhere else this cell does nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    kit = "git+https://github.com/{REPOSITORY}"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", kit],
+                   check=True)"""
+
+
+def colab_badge(name):
+    url = (f"https://colab.research.google.com/github/{REPOSITORY}"
+           f"/blob/main/notebooks/{name}.ipynb")
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/"
+            f"colab-badge.svg)]({url})")
+
+
+# ------------------------------------------------- solution regions
+
+def _regions(lines):
+    """Yield (kind, lines) runs: kind is "code", "solution" or "stub"."""
+    kind, run = "code", []
+    for line in lines:
+        marker = line.strip()
+        if marker in (BEGIN, BEGIN_STUB):
+            if kind != "code":
+                raise ValueError(f"{marker!r} inside an open region")
+            yield kind, run
+            kind, run = ("solution" if marker == BEGIN else "stub"), [line]
+        elif marker in (END, END_STUB):
+            if (kind, marker) not in (("solution", END), ("stub", END_STUB)):
+                raise ValueError(f"{marker!r} without its BEGIN")
+            yield kind, run + [line]
+            kind, run = "code", []
+        else:
+            run.append(line)
+    if kind != "code":
+        raise ValueError(f"a {kind} region is never closed")
+    yield kind, run
+
+
+def solved(source):
+    """The solved cell: solutions kept without markers, stubs dropped."""
+    out = []
+    for kind, run in _regions(source.splitlines()):
+        if kind == "solution":
+            out += run[1:-1]
+        elif kind == "code":
+            out += run
+    return "\n".join(out)
+
+
+def _followed_by_stub(regions):
+    for kind, run in regions:
+        if kind == "code" and not any(line.strip() for line in run):
+            continue  # blank lines between END SOLUTION and BEGIN STUB
+        return kind == "stub"
+    return False
+
+
+def learner(source):
+    """The learner's cell, and whether running it raises at top level."""
+    out, raises = [], False
+    regions = list(_regions(source.splitlines()))
+    for i, (kind, run) in enumerate(regions):
+        if kind == "code":
+            out += run
+        elif kind == "stub":
+            out += run[1:-1]
+        else:
+            indent = run[0][:len(run[0]) - len(run[0].lstrip())]
+            if not _followed_by_stub(regions[i + 1:]):
+                out.append(indent + STUB)
+                raises = raises or indent == ""
+    return "\n".join(out), raises
+
+
+# ------------------------------------------------------------ building
+
+def _notebook(cells, name):
+    nb = nbformat.v4.new_notebook()
+    header = [nbformat.v4.new_markdown_cell(colab_badge(name)),
+              nbformat.v4.new_code_cell(COLAB_INSTALL)]
+    nb.cells = header + cells
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{name[:2]}-{i:02d}"  # stable ids: stable diffs
+    nb.metadata = {
+        "kernelspec": {"display_name": "Python 3", "language": "python",
+                       "name": "python3"},
+        "language_info": {"name": "python"},
+    }
+    return nb
+
+
+def _cell(cell, source, tags):
+    if cell.cell_type == "markdown":
+        new = nbformat.v4.new_markdown_cell(source)
+    else:
+        new = nbformat.v4.new_code_cell(source)
+    if tags:
+        new.metadata["tags"] = sorted(tags)
+    return new
+
+
+def build_one(path):
+    """-> {output path: notebook text} for one source file."""
+    source = jupytext.read(path)
+    name = Path(path).stem
+    solved_cells, learner_cells = [], []
+    for cell in source.cells:
+        tags = set(cell.metadata.get("tags", []))
+        uses_exercise = "uses-exercise" in tags
+        tags.discard("uses-exercise")
+        if cell.cell_type != "code":
+            solved_cells.append(_cell(cell, cell.source, tags))
+            learner_cells.append(_cell(cell, cell.source, tags))
+            continue
+        solved_cells.append(_cell(cell, solved(cell.source), tags))
+        text, raises = learner(cell.source)
+        if raises or uses_exercise:
+            tags = tags | {"raises-exception"}
+        learner_cells.append(_cell(cell, text, tags))
+    learner_nb, solved_nb = (_notebook(learner_cells, name),
+                             _notebook(solved_cells, name))
+    return {NOTEBOOKS / f"{name}.ipynb": nbformat.writes(learner_nb),
+            SOLUTIONS / f"{name}.ipynb": nbformat.writes(solved_nb)}
+
+
+def build_all():
+    out = {}
+    for path in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
+        out.update(build_one(path))
+    return out
+
+
+def build(check=False):
+    """Write both notebook sets, or with check=True list the stale ones."""
+    stale = []
+    for path, text in build_all().items():
+        current = path.read_text() if path.exists() else None
+        if current == text + "\n":
+            continue
+        stale.append(path)
+        if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text + "\n")
+    return stale
+
+
+# ---------------------------------------------- helpers the notebooks call
+
+def show(obj):
+    """Display the kit's own source of `obj`: one copy, never pasted."""
+    from IPython.display import Code, display
+    display(Code(inspect.getsource(obj), language="python"))
+
+
+def _not_done_yet(shell, etype, value, tb, tb_offset=None):
+    """Learners see one line, not a traceback, for an unfinished exercise."""
+    print("⏸  Not done yet: this cell runs an exercise that still raises "
+          "NotImplementedError. Write it, run its cell, then run this one "
+          "again.")
+
+
+def setup_notebook(seed=0):
+    """Quiet logs and progress bars, friendly stubs, a fixed seed."""
+    import datasets
+    import transformers
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    datasets.disable_progress_bars()
+    transformers.set_seed(seed)
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        shell = None
+    if shell is not None:
+        shell.set_custom_exc((NotImplementedError,), _not_done_yet)
+    from kit.models import default_preset, pick_device
+    print(f"device: {pick_device()} · preset: {default_preset()}")
+

@@ -1,0 +1,42 @@
+"""The gradient a Trainer applies after gradient accumulation.
+
+Used to show the gradient-accumulation trap in notebook 01 and, in the tests,
+to hold every trainer to the promise: micro-batches that add up to one big
+batch give the big batch's gradient.
+"""
+
+import torch
+
+
+def accumulated_gradient(trainer, micro_batches):
+    """Run `training_step` over micro-batches as `Trainer.train()` does.
+
+    Mirrors one optimizer step of the Trainer's loop: count the items of all
+    micro-batches once, tell the trainer how many there are, then backward
+    each one. Returns the flattened gradient; the weights are not updated.
+    """
+    model = trainer.model
+    model.zero_grad()
+    trainer.current_gradient_accumulation_steps = len(micro_batches)
+    num_items = trainer._get_num_items_in_batch(micro_batches, trainer.args.device)
+    for batch in micro_batches:
+        trainer.training_step(model, dict(batch), num_items)
+    grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]
+    model.zero_grad()
+    return torch.cat(grads)
+
+
+def split(batch, sizes):
+    """Cut a collated batch (a dict of tensors) into micro-batches of `sizes`."""
+    out, start = [], 0
+    for size in sizes:
+        out.append({k: v[start:start + size] for k, v in batch.items()})
+        start += size
+    return out
+
+
+def compare_gradients(big, accumulated):
+    """A one-line verdict and the relative difference of two gradients."""
+    difference = ((big - accumulated).norm() / big.norm()).item()
+    ratio = (accumulated.norm() / big.norm()).item()
+    return difference, ratio

@@ -1,0 +1,191 @@
+# %% [markdown]
+# # 01 · The stock `compute_loss`
+#
+# **You will:** see what `Trainer.compute_loss` does, write the
+# language-model loss yourself (★), put it in a `compute_loss` override and train with it
+# (★★), then fall into the gradient-accumulation trap — with numbers — and
+# climb out with `num_items_in_batch` and `loss_is_scaled_for_ga`.
+#
+# **Time:** 20–30 minutes; the cells run in about 30 seconds on two CPU
+# cores.
+
+# %%
+import torch
+import torch.nn.functional as F
+from transformers import DataCollatorForSeq2Seq, Trainer
+
+from kit import losses, recipes, tasks
+from kit.checks import check
+from kit.course import setup_notebook, show
+from kit.live import LivePlotCallback
+from kit.models import load_policy
+
+setup_notebook()
+
+# %% [markdown]
+# ## What the stock method does
+#
+# Stripped of its special cases (label smoothing, a custom
+# `compute_loss_func`, sequence parallelism), `Trainer.compute_loss` is
+# `outputs = model(**inputs)` and `loss = outputs["loss"]`: the *model*
+# computes its loss when `inputs` holds `labels`. Here is the real thing:
+
+# %%
+show(Trainer.compute_loss)
+
+# %% [markdown]
+# Look at one batch. `labels` are the `input_ids` with the prompt and the
+# padding replaced by `-100`: only the answer (and `<eos>`) is learned.
+
+# %%
+model, tokenizer = load_policy()
+rows = tasks.sft_dataset("train", n=4).map(
+    recipes.sft_features(tokenizer), remove_columns=["prompt", "completion"])
+batch = DataCollatorForSeq2Seq(tokenizer, padding=True)(list(rows))
+print(batch["input_ids"])
+print(batch["labels"])
+
+outputs = model(**batch)
+print("logits:", tuple(outputs.logits.shape), " the model's loss:",
+      outputs.loss.item())
+
+# %% [markdown]
+# ## ★ Exercise 1: `causal_lm_loss(logits, labels)`
+#
+# Write the loss the model computed. Two things to get right:
+#
+# 1. **The shift.** The logits at position *t* predict token *t+1*, so
+#    compare `logits[:, :-1]` with `labels[:, 1:]`.
+# 2. **The mask.** Labels of `-100` count for nothing: the mean is over the
+#    labelled tokens only.
+#
+# `F.cross_entropy` does the rest. Stuck? `hint("causal_lm_loss", 1)`, and
+# `solution("causal_lm_loss")` shows the kit's own answer.
+
+# %%
+def causal_lm_loss(logits, labels):
+    """Mean next-token cross-entropy over labelled tokens. Shape: ()."""
+    ### BEGIN SOLUTION
+    logits = logits[:, :-1, :]  # (B, T-1, V): position t predicts t+1
+    labels = labels[:, 1:]  # (B, T-1)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                           labels.reshape(-1), ignore_index=-100)
+    ### END SOLUTION
+
+
+check("causal_lm_loss", causal_lm_loss)
+
+# %% tags=["uses-exercise"]
+print("yours:", causal_lm_loss(outputs.logits, batch["labels"]).item(),
+      " the model's:", outputs.loss.item())
+
+# %% [markdown]
+# ## ★★ Exercise 2: a `compute_loss` override
+#
+# Subclass `Trainer` and compute the loss yourself: take `labels` out of
+# `inputs` (so the model does not compute a loss of its own), run the model,
+# apply your `causal_lm_loss`. Return `(loss, outputs)` when
+# `return_outputs=True` — `evaluate()` asks for both.
+
+# %%
+class MyTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        ### BEGIN SOLUTION
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = causal_lm_loss(outputs.logits, labels)
+        return (loss, outputs) if return_outputs else loss
+        ### END SOLUTION
+
+
+check("compute_loss", MyTrainer)
+
+# %% [markdown]
+# Now train a fresh tiny model with it, and watch. `LivePlotCallback` redraws
+# one figure as the Trainer logs; the right-hand panel stays empty until
+# notebook 04, where generation enters.
+
+# %% tags=["uses-exercise"]
+trainer = recipes.sft_trainer(
+    "cpu", output_dir="runs/01_mytrainer", trainer_class=MyTrainer,
+    max_steps=150, logging_steps=10, eval_strategy="steps", eval_steps=50,
+    callbacks=[LivePlotCallback(title="your compute_loss")])
+recipes.quiet(trainer).train()
+
+# %% [markdown]
+# ## The gradient-accumulation trap
+#
+# With `gradient_accumulation_steps=2` the Trainer backpropagates two
+# micro-batches and then steps once. That step should equal one step on the
+# two micro-batches joined into one batch. Does it with your trainer?
+#
+# `accumulated_gradient` runs `training_step` over micro-batches exactly as
+# `Trainer.train()` does. Our 4-row batch is split unevenly (1 + 3 rows), as
+# the last batch of an epoch often is.
+
+# %%
+from kit.gradients import accumulated_gradient, split
+
+show(accumulated_gradient)
+
+
+def compare_with_one_big_batch(trainer_class, label):
+    trainer = recipes.sft_trainer("cpu", output_dir="runs/01_ga",
+                                  model=model, trainer_class=trainer_class)
+    big = accumulated_gradient(trainer, [batch])
+    accumulated = accumulated_gradient(trainer, split(batch, [1, 3]))
+    ratio = (accumulated.norm() / big.norm()).item()
+    off = ((accumulated - big).norm() / big.norm()).item()
+    print(f"{label:<34} size ×{ratio:.3f}, off by {off:.1%}")
+
+
+compare_with_one_big_batch(Trainer, "stock Trainer")
+
+# %% tags=["uses-exercise"]
+compare_with_one_big_batch(MyTrainer, "your MyTrainer")
+
+# %% [markdown]
+# Your gradient is about **twice** too large, and points elsewhere. Two bugs
+# stack up:
+#
+# 1. **Nobody divided by 2.** `training_step` divides the loss by the number
+#    of accumulation steps *unless it thinks the loss is already scaled* —
+#    and it thinks so whenever the model accepts `num_items_in_batch`, as
+#    every transformers causal LM does. Your mean ignored that argument.
+#    The attribute `loss_is_scaled_for_ga` tells the Trainer the truth.
+# 2. **A mean of means is not the mean.** The micro-batch with 1 row gets
+#    the same weight as the one with 3. Only dividing the *sum* over tokens
+#    by the token count of the whole accumulated batch — that is
+#    `num_items_in_batch` — gives the big batch's loss.
+#
+# Fixing only the first bug:
+
+# %% tags=["uses-exercise"]
+class HalfFixed(MyTrainer):
+    loss_is_scaled_for_ga = False  # "divide my loss by the GA steps, please"
+
+
+compare_with_one_big_batch(HalfFixed, "loss_is_scaled_for_ga = False")
+
+# %% [markdown]
+# Closer, not equal. The kit's `CausalLMTrainer` fixes both: its loss is the
+# sum divided by `num_items_in_batch`, and it says the loss is scaled.
+
+# %%
+from kit.trainers import CausalLMTrainer
+
+show(CausalLMTrainer)
+show(losses.causal_lm_loss)
+compare_with_one_big_batch(CausalLMTrainer, "CausalLMTrainer")
+
+# %% [markdown]
+# ## What you learned
+#
+# - `compute_loss` is where the loss is made; `model(**inputs)` computes one
+#   only if you leave `labels` in `inputs`.
+# - The causal-LM loss is a shifted cross-entropy that ignores `-100`.
+# - Under gradient accumulation, a mean loss is wrong twice over. Divide the
+#   summed loss by `num_items_in_batch` and set `loss_is_scaled_for_ga`.
+#   Every trainer in this course is tested to give the same gradient with
+#   accumulation as with one big batch.

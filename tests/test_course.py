@@ -1,0 +1,178 @@
+"""One source, two notebook sets: the build, its check, and the graded run."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from kit import course, grade
+from kit.checks import EXERCISES
+
+SOURCE = '''\
+def f(x):
+    ### BEGIN SOLUTION
+    return x + 1
+    ### END SOLUTION
+
+### BEGIN SOLUTION
+y = f(1)
+### END SOLUTION
+'''
+
+
+def test_the_solved_cell_drops_the_markers():
+    assert course.solved(SOURCE) == "def f(x):\n    return x + 1\n\ny = f(1)"
+
+
+def test_the_learner_cell_gets_stubs_and_knows_it_raises():
+    text, raises = course.learner(SOURCE)
+    assert text == ("def f(x):\n    " + course.STUB + "\n\n" + course.STUB)
+    assert raises  # the second stub runs at top level
+
+
+def test_a_stub_inside_a_function_does_not_raise_on_definition():
+    text, raises = course.learner(SOURCE.split("\n\n")[0])
+    assert not raises and "NotImplementedError" in text
+
+
+def test_an_explicit_stub_replaces_the_solution():
+    source = ("### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION\n"
+              "### BEGIN STUB\nanswer = None\n### END STUB\nprint(answer)")
+    assert course.solved(source) == "answer = 42\nprint(answer)"
+    assert course.learner(source) == ("answer = None\nprint(answer)", False)
+
+
+@pytest.mark.parametrize("broken", [
+    "### BEGIN SOLUTION\nx = 1",  # never closed
+    "x = 1\n### END SOLUTION",  # no begin
+    "### BEGIN SOLUTION\n### BEGIN STUB\n### END STUB\n### END SOLUTION",
+])
+def test_broken_markers_are_reported(broken):
+    with pytest.raises(ValueError):
+        course.solved(broken)
+
+
+def test_build_check_names_a_stale_notebook(tmp_path, monkeypatch):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "07_demo.py").write_text(
+        "# %%\n" + SOURCE + "\n# %% tags=[\"uses-exercise\"]\nprint(y)\n")
+    monkeypatch.setattr(course, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(course, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(course, "SOLUTIONS", tmp_path / "solutions")
+    assert len(course.build()) == 2  # both written
+    assert course.build(check=True) == []
+    learner = nbformat.read(tmp_path / "07_demo.ipynb", as_version=4)
+    assert "raises-exception" in learner.cells[-1].metadata["tags"]
+    solved = nbformat.read(tmp_path / "solutions" / "07_demo.ipynb", 4)
+    assert "tags" not in solved.cells[-1].metadata
+    (tmp_path / "src" / "07_demo.py").write_text("# %%\nprint('changed')\n")
+    assert course.build(check=True) == [tmp_path / "07_demo.ipynb",
+                                        tmp_path / "solutions" / "07_demo.ipynb"]
+
+
+def test_committed_notebooks_match_their_sources():
+    result = subprocess.run([sys.executable, "-m", "kit", "build", "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def committed_notebooks():
+    return sorted(course.NOTEBOOKS.glob("*.ipynb")) + sorted(
+        course.SOLUTIONS.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", committed_notebooks(), ids=lambda p: str(
+    p.relative_to(course.NOTEBOOKS)))
+def test_committed_notebooks_are_clean_and_open_on_colab(path):
+    notebook = nbformat.read(path, as_version=4)
+    nbformat.validate(notebook)
+    assert "widgets" not in notebook.metadata
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None
+            assert all(len(line) <= 79 for line in cell.source.splitlines()), (
+                "lines must fit Colab")
+    assert "colab.research.google.com" in notebook.cells[0].source
+    assert "google.colab" in notebook.cells[1].source
+    intro = notebook.cells[2].source
+    assert "**You will:**" in intro and "**Time:**" in intro
+
+
+@pytest.mark.parametrize("path", sorted(course.NOTEBOOKS.glob("*.ipynb")),
+                         ids=lambda p: p.name)
+def test_every_checked_exercise_is_registered_for_its_notebook(path):
+    ids = grade.exercises_in(nbformat.read(path, as_version=4))
+    for exercise_id in ids:
+        assert EXERCISES[exercise_id].notebook == path.stem
+
+
+def test_every_exercise_has_hints_and_a_solution():
+    for exercise in EXERCISES.values():
+        assert exercise.hints and exercise.reference is not None
+        assert 1 <= exercise.stars <= 3
+
+
+# --------------------------------------------------------------- grading
+
+def _notebook(tmp_path, *cells):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    notebook.metadata["kernelspec"] = {"name": "python3",
+                                       "display_name": "Python 3",
+                                       "language": "python"}
+    path = tmp_path / "demo.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def kit_grade(*args):
+    return subprocess.run([sys.executable, "-m", "kit", "grade", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_grade_scores_passed_failed_and_not_attempted(tmp_path):
+    path = _notebook(
+        tmp_path,
+        "from kit.checks import check\nfrom kit import losses",
+        "check('causal_lm_loss', losses.causal_lm_loss)",
+        "check('callback_or_subclass', {})",  # untouched
+        "raise RuntimeError('a broken cell does not stop grading')",
+        "check('compute_loss', object)")  # wrong
+    result = kit_grade(str(path), "--json")
+    assert result.returncode == 1, result.stderr
+    card = json.loads(result.stdout)
+    assert card == {"notebook": str(path), "passed": 1, "total": 3,
+                    "exercises": [
+                        {"id": "causal_lm_loss", "stars": 1,
+                         "status": "passed"},
+                        {"id": "callback_or_subclass", "stars": 2,
+                         "status": "not attempted"},
+                        {"id": "compute_loss", "stars": 2,
+                         "status": "failed"}]}
+
+
+def test_grade_gives_full_marks_and_exit_0_on_a_solution():
+    result = kit_grade(str(course.SOLUTIONS / "02_callbacks_vs_subclassing.ipynb"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2/2 passed" in result.stdout
+
+
+def test_grade_on_an_untouched_learner_notebook_is_all_not_attempted():
+    result = kit_grade(str(course.NOTEBOOKS / "02_callbacks_vs_subclassing.ipynb"),
+                       "--json")
+    assert result.returncode == 1
+    card = json.loads(result.stdout)
+    assert card["total"] == 2 and card["passed"] == 0
+    assert {e["status"] for e in card["exercises"]} == {"not attempted"}
+
+
+def test_grade_exit_2_when_it_cannot_grade(tmp_path):
+    assert kit_grade(str(tmp_path / "missing.ipynb")).returncode == 2
+    (tmp_path / "bad.ipynb").write_text("not json")
+    assert kit_grade(str(tmp_path / "bad.ipynb")).returncode == 2
+    slow = _notebook(tmp_path, "import time; time.sleep(5)")
+    result = kit_grade(str(slow), "--timeout", "1")
+    assert result.returncode == 2 and "time limit" in result.stdout
