@@ -41,7 +41,7 @@ def parser():
     commands.add_parser("doctor", help="check this machine for the course")
 
     train = commands.add_parser("train", help="run a course configuration")
-    train.add_argument("recipe", choices=["sft"])
+    train.add_argument("recipe", choices=["sft", "dpo"])
     train.add_argument("--preset", choices=["cpu", "gpu"], default=None,
                        help="model size (default: gpu with CUDA, else cpu)")
     train.add_argument("--max-steps", type=int, default=None)

@@ -197,8 +197,11 @@ def _not_done_yet(shell, etype, value, tb, tb_offset=None):
 
 def setup_notebook(seed=0):
     """Quiet logs and progress bars, friendly stubs, a fixed seed."""
+    import warnings
+
     import datasets
     import transformers
+    warnings.filterwarnings("ignore", message=".*pin_memory.*")
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     datasets.disable_progress_bars()

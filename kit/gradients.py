@@ -11,15 +11,16 @@ import torch
 def accumulated_gradient(trainer, micro_batches):
     """Run `training_step` over micro-batches as `Trainer.train()` does.
 
-    Mirrors one optimizer step of the Trainer's loop: count the items of all
-    micro-batches once, tell the trainer how many there are, then backward
-    each one. Returns the flattened gradient; the weights are not updated.
+    Mirrors one optimizer step of the Trainer's loop: `get_batch_samples`
+    counts the items of all micro-batches once (`num_items_in_batch`), then
+    each one goes through `training_step`. Returns the flattened gradient; the weights are not updated.
     """
     model = trainer.model
     model.zero_grad()
-    trainer.current_gradient_accumulation_steps = len(micro_batches)
-    num_items = trainer._get_num_items_in_batch(micro_batches, trainer.args.device)
-    for batch in micro_batches:
+    batches, num_items = trainer.get_batch_samples(
+        iter(micro_batches), len(micro_batches), trainer.args.device)
+    trainer.current_gradient_accumulation_steps = len(batches)
+    for batch in batches:
         trainer.training_step(model, dict(batch), num_items)
     grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]
     model.zero_grad()
@@ -34,9 +35,3 @@ def split(batch, sizes):
         start += size
     return out
 
-
-def compare_gradients(big, accumulated):
-    """A one-line verdict and the relative difference of two gradients."""
-    difference = ((big - accumulated).norm() / big.norm()).item()
-    ratio = (accumulated.norm() / big.norm()).item()
-    return difference, ratio

@@ -72,7 +72,7 @@ def test_in_a_notebook_one_figure_is_updated_in_place(shown, tmp_path,
     callback = live.LivePlotCallback(min_interval=0.0)
     trainer = run_with(callback, tmp_path)
     assert shown.count("display") == 1
-    assert shown.count("update") >= 6  # every log, then the end of training
+    assert shown.count("update") >= 2  # during training, and at its end
     assert callback.log_history is trainer.state.log_history
     steps = lines(callback.figure.axes[0])["loss"][0]
     assert steps == [1, 2, 3, 4, 5, 6]
@@ -87,4 +87,5 @@ def test_headless_runs_display_once_at_the_end(shown, tmp_path):
 def test_redraws_are_throttled(shown, tmp_path, monkeypatch):
     monkeypatch.delenv("PYTEST_CURRENT_TEST")
     run_with(live.LivePlotCallback(min_interval=3600), tmp_path)
-    assert shown == ["display", "update"]  # only the final drawing
+    # the first log draws, then nothing for an hour, then the final drawing
+    assert shown == ["display", "update", "update"]

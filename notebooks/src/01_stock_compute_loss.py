@@ -111,7 +111,9 @@ trainer = recipes.sft_trainer(
     "cpu", output_dir="runs/01_mytrainer", trainer_class=MyTrainer,
     max_steps=150, logging_steps=10, eval_strategy="steps", eval_steps=50,
     callbacks=[LivePlotCallback(title="your compute_loss")])
-recipes.quiet(trainer).train()
+recipes.quiet(trainer)
+result = trainer.train()
+print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s")
 
 # %% [markdown]
 # ## The gradient-accumulation trap

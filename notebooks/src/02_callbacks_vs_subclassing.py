@@ -70,8 +70,9 @@ trainer = recipes.sft_trainer(
     "cpu", output_dir="runs/02_stop", max_steps=1000, logging_steps=10,
     callbacks=[StopAtLoss(target=1.5),
                LivePlotCallback(title="stopped by a callback")])
-recipes.quiet(trainer).train()
-print("stopped at step", trainer.state.global_step, "of 1000")
+recipes.quiet(trainer)
+result = trainer.train()
+print("stopped at step", result.global_step, "of 1000")
 
 # %% [markdown]
 # ## ★★ Exercise 2: callback or subclass?

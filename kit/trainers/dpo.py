@@ -1,0 +1,180 @@
+"""DPO by overriding `compute_loss`: what notebook 03 builds.
+
+Preference data has no labels: each row is a prompt with a `chosen` and a
+`rejected` completion. The loss compares how much more the policy likes the
+chosen one than a frozen reference does (`kit.losses.dpo_loss`).
+"""
+
+import copy
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import torch
+from transformers import Trainer, TrainingArguments
+
+from kit.losses import PREFERENCE_LOSSES, sequence_logps
+
+COLUMNS = ("prompt", "chosen", "rejected")
+
+
+@dataclass
+class DPOConfig(TrainingArguments):
+    beta: float = field(default=0.1, metadata={
+        "help": "How far the policy may move from the reference (> 0)."})
+    loss_type: str = field(default="sigmoid", metadata={
+        "help": f"One of {sorted(PREFERENCE_LOSSES)}."})
+    max_length: int = field(default=64, metadata={
+        "help": "Prompt + completion tokens; longer completions are cut."})
+    # The collator needs our token columns, not the model's signature.
+    remove_unused_columns: bool = False
+
+    def __post_init__(self):
+        if not self.beta > 0:
+            raise ValueError(f"DPOConfig.beta must be > 0, got {self.beta}: "
+                             "try 0.1")
+        if self.loss_type not in PREFERENCE_LOSSES:
+            raise ValueError(f"DPOConfig.loss_type must be one of "
+                             f"{sorted(PREFERENCE_LOSSES)}, got {self.loss_type!r}")
+        if self.max_length < 2:
+            raise ValueError(f"DPOConfig.max_length must be >= 2, got "
+                             f"{self.max_length}")
+        super().__post_init__()
+
+
+class DPOTrainer(Trainer):
+    """Trainer whose loss prefers `chosen` to `rejected` (Rafailov et al.)."""
+
+    loss_is_scaled_for_ga = True  # compute_loss divides by the step's pairs
+
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        # One forward pass: rows [0, B) are chosen, rows [B, 2B) rejected.
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        completion_mask = inputs["completion_mask"]
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        logps = sequence_logps(logits, ids, completion_mask)  # (2B,)
+        with torch.no_grad():
+            ref_logits = self.ref_model(input_ids=ids, attention_mask=mask).logits
+            ref_logps = sequence_logps(ref_logits, ids, completion_mask)
+        chosen, rejected = logps.chunk(2)  # (B,) each
+        ref_chosen, ref_rejected = ref_logps.chunk(2)
+        losses, chosen_rewards, rejected_rewards = self.loss_fn(
+            chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta)
+        # A sum over pairs divided by the pairs of the whole accumulated
+        # batch (see get_batch_samples): exact under gradient accumulation.
+        loss = losses.sum() / (num_items_in_batch or len(losses))
+        self._remember(chosen_rewards, rejected_rewards, chosen, rejected)
+        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        """Count the pairs in all micro-batches of one optimizer step."""
+        batches, _ = super().get_batch_samples(epoch_iterator, num_batches, device)
+        return batches, sum(len(b["input_ids"]) // 2 for b in batches)
+
+    def prediction_step(self, model, inputs, prediction_loss_only,
+                        ignore_keys=None):
+        """The stock method skips the loss when batches have no labels."""
+        inputs = self._prepare_inputs(inputs)
+        with torch.no_grad():
+            loss = self.compute_loss(model, inputs)
+        return loss.detach(), None, None
+
+    # ------------------------------------------------------------- plumbing
+
+    def __init__(self, model, ref_model=None, args=None, train_dataset=None,
+                 eval_dataset=None, processing_class=None, callbacks=None):
+        if processing_class is None or processing_class.pad_token_id is None:
+            raise ValueError("DPOTrainer needs processing_class: a tokenizer "
+                             "with a pad token (tokenizer.pad_token = "
+                             "tokenizer.eos_token is the usual fix)")
+        self.loss_fn = PREFERENCE_LOSSES[args.loss_type]
+        tokenize = PreferenceTokenizer(processing_class, args.max_length)
+        train_dataset = tokenize.dataset(train_dataset, "train_dataset")
+        if eval_dataset is not None:
+            eval_dataset = tokenize.dataset(eval_dataset, "eval_dataset")
+        super().__init__(model=model, args=args, train_dataset=train_dataset,
+                         eval_dataset=eval_dataset,
+                         processing_class=processing_class, callbacks=callbacks,
+                         data_collator=tokenize.collate)
+        # The reference is the policy as it starts: a frozen copy by default.
+        self.ref_model = ref_model or copy.deepcopy(self.model)
+        self.ref_model.requires_grad_(False).eval().to(self.args.device)
+        self._metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
+
+    def _set_signature_columns_if_needed(self):
+        # What survives remove_unused_columns=True: our columns, not forward()'s.
+        self._signature_columns = ["prompt_ids", "chosen_ids", "rejected_ids"]
+
+    def _remember(self, chosen_rewards, rejected_rewards, chosen, rejected):
+        """Keep this batch's metrics (from every process) until the next log."""
+        gather = self.accelerator.gather
+        chosen_rewards = gather(chosen_rewards)
+        rejected_rewards = gather(rejected_rewards)
+        metrics = self._metrics["train" if self.model.training else "eval"]
+        for key, value in {
+            "rewards/chosen": chosen_rewards.mean(),
+            "rewards/rejected": rejected_rewards.mean(),
+            "rewards/accuracies": (chosen_rewards > rejected_rewards).float().mean(),
+            "rewards/margins": (chosen_rewards - rejected_rewards).mean(),
+            "logps/chosen": gather(chosen.detach()).mean(),
+            "logps/rejected": gather(rejected.detach()).mean(),
+        }.items():
+            metrics[key].append(value.item())
+
+    def log(self, logs, start_time=None):
+        """Add the averaged reward metrics (TRL's names) to every log."""
+        mode = "eval" if any(k.startswith("eval_") for k in logs) else "train"
+        prefix = "eval_" if mode == "eval" else ""
+        for key, values in self._metrics[mode].items():
+            logs[prefix + key] = sum(values) / len(values)  # in place: evaluate()
+        self._metrics[mode].clear()                      # returns these logs
+        super().log(logs, start_time)
+
+
+class PreferenceTokenizer:
+    """Tokenise prompt/chosen/rejected rows and collate them into batches."""
+
+    def __init__(self, tokenizer, max_length):
+        self.tokenizer, self.max_length = tokenizer, max_length
+
+    def dataset(self, dataset, name):
+        missing = [c for c in COLUMNS if c not in dataset.column_names]
+        if missing:
+            raise ValueError(f"{name} has no column {missing[0]!r}: DPO needs "
+                             f"{list(COLUMNS)} (it has {dataset.column_names})")
+        if len(dataset) == 0:
+            raise ValueError(f"{name} is empty: DPO needs preference rows")
+        return dataset.map(self.row, with_indices=True, fn_kwargs={"name": name})
+
+    def row(self, example, index, name):
+        prompt = self.tokenizer(example["prompt"])["input_ids"]
+        if len(prompt) >= self.max_length:
+            raise ValueError(
+                f"{name} row {index}: the prompt has {len(prompt)} tokens, "
+                f"max_length is {self.max_length}: raise DPOConfig.max_length "
+                "or shorten the prompt")
+        room = self.max_length - len(prompt)
+        def completion(text):  # cut to fit, and end with <eos>
+            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+            return (ids + [self.tokenizer.eos_token_id])[:room]
+        return {"prompt_ids": prompt,
+                "chosen_ids": completion(example["chosen"]),
+                "rejected_ids": completion(example["rejected"])}
+
+    def collate(self, rows):
+        """-> input_ids, attention_mask, completion_mask, each (2B, T)."""
+        sequences = [(r["prompt_ids"], r[key]) for key in ("chosen_ids",
+                                                            "rejected_ids")
+                     for r in rows]  # all chosen first, then all rejected
+        width = max(len(p) + len(c) for p, c in sequences)
+        pad = self.tokenizer.pad_token_id
+        ids, mask, completion_mask = [], [], []
+        for prompt, completion in sequences:
+            padding = width - len(prompt) - len(completion)
+            ids.append(prompt + completion + [pad] * padding)
+            mask.append([1] * (len(prompt) + len(completion)) + [0] * padding)
+            completion_mask.append([0] * len(prompt) + [1] * len(completion)
+                                   + [0] * padding)
+        return {"input_ids": torch.tensor(ids),
+                "attention_mask": torch.tensor(mask),
+                "completion_mask": torch.tensor(completion_mask)}

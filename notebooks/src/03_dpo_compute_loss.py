@@ -1,0 +1,225 @@
+# %% [markdown]
+# # 03 · DPO by overriding `compute_loss`
+#
+# **You will:** see why preference data has no labels; compute a sequence's
+# log-probability (★); write the DPO loss (★★); find the bug in a published
+# snippet (★★); and write DPO's whole `compute_loss` (★★★) — then watch it
+# make the starting policy prefer right sums to near misses.
+#
+# **Time:** 30–40 minutes; the cells run in about 45 seconds on two CPU
+# cores.
+
+# %%
+import torch
+import torch.nn.functional as F
+
+from kit import recipes, tasks
+from kit.checks import check
+from kit.course import setup_notebook, show
+from kit.live import LivePlotCallback
+from kit.losses import dpo_loss, sequence_logps
+from kit.models import greedy_accuracy, load_policy
+from kit.trainers import DPOConfig, DPOTrainer
+
+setup_notebook()
+
+# %% [markdown]
+# ## Preferences, not labels
+#
+# Each row says which of two answers is better. There is no single target
+# sequence, so there are no `labels` — and nothing for the model's own loss
+# to work with. We must write `compute_loss` ourselves.
+
+# %%
+pairs = tasks.preference_dataset("train", n=4)
+print(pairs[:])
+
+# %% [markdown]
+# `DPOTrainer` tokenises each row and its collator stacks **[all chosen;
+# all rejected]** into one batch, so the policy sees both halves in one
+# forward pass. `completion_mask` marks the answer tokens (and `<eos>`): only
+# they count.
+
+# %%
+policy, tokenizer = load_policy()
+args = DPOConfig("runs/03_peek", per_device_train_batch_size=4,
+                 report_to="none")
+peek = DPOTrainer(model=policy, args=args, train_dataset=pairs,
+                  processing_class=tokenizer)
+batch = next(iter(peek.get_train_dataloader()))
+for ids, completion in zip(batch["input_ids"], batch["completion_mask"]):
+    print(f"{tokenizer.decode(ids, skip_special_tokens=True):<12}",
+          completion.tolist())
+
+# %% [markdown]
+# ## ★ Exercise 1: `sequence_logps(logits, input_ids, completion_mask)`
+#
+# The log-probability the model gives a whole completion: the **sum** of
+# its tokens' log-probs. The shift is the one from notebook 01 — logits at
+# position *t* score token *t+1* — and the mask shifts with the tokens.
+
+# %%
+def sequence_logps(logits, input_ids, completion_mask):
+    """Summed log-probs of the completion tokens. Shape: (B,)."""
+    ### BEGIN SOLUTION
+    logprobs = logits[:, :-1, :].log_softmax(-1)  # (B, T-1, V)
+    targets = input_ids[:, 1:]  # (B, T-1)
+    token_logps = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return (token_logps * completion_mask[:, 1:]).sum(-1)  # (B,)
+    ### END SOLUTION
+
+
+check("sequence_logps", sequence_logps)
+
+# %% [markdown]
+# ## ★★ Exercise 2: `dpo_loss`
+#
+# DPO (Rafailov et al., 2023, eq. 7) compares the policy π with a frozen
+# reference: how much more does π prefer chosen over rejected than the
+# reference does?
+#
+# $$\mathcal{L} = -\log\sigma\Big(\beta\big[(\pi_c - \mathrm{ref}_c) -
+# (\pi_r - \mathrm{ref}_r)\big]\Big)$$
+#
+# Return one loss per pair and the implicit rewards β·(π − ref) of chosen
+# and rejected, detached (they are for logging).
+
+# %%
+def dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
+             ref_rejected_logps, beta=0.1):
+    ### BEGIN SOLUTION
+    chosen_logratios = policy_chosen_logps - ref_chosen_logps  # (B,)
+    rejected_logratios = policy_rejected_logps - ref_rejected_logps  # (B,)
+    losses = -F.logsigmoid(beta * (chosen_logratios - rejected_logratios))
+    chosen_rewards = beta * chosen_logratios.detach()
+    rejected_rewards = beta * rejected_logratios.detach()
+    return losses, chosen_rewards, rejected_rewards
+    ### END SOLUTION
+
+
+check("dpo_loss", dpo_loss)
+
+# %% [markdown]
+# ## ★★ Exercise 3: the published snippet
+#
+# This line circulated in a well-known DPO write-up, with
+# `chosen_scores = π_c − ref_c` and `rejected_scores = π_r − ref_r`:
+#
+# ```python
+# loss = -F.logsigmoid(self.beta * chosen_scores - rejected_scores)
+# ```
+#
+# It trains, and it is wrong. Compare it with the equation above, then
+# write the corrected line. (The `dpo_loss` checker rejects the snippet's
+# formula too.)
+
+# %%
+def fixed_snippet(chosen_scores, rejected_scores, beta):
+    ### BEGIN SOLUTION
+    return -F.logsigmoid(beta * (chosen_scores - rejected_scores))
+    ### END SOLUTION
+
+
+check("dpo_snippet", fixed_snippet)
+
+# %% [markdown]
+# With β = 0.1, the snippet weighs the rejected side ten times more than
+# the chosen one: it mostly learns to push rejected answers down, and β no
+# longer controls how far the policy drifts from the reference.
+#
+# ## ★★★ Exercise 4: DPO's `compute_loss`
+#
+# Put it together in a subclass of `DPOTrainer` (which supplies the
+# tokenising, the collator, `self.ref_model` and the logging):
+#
+# 1. one forward pass of `model` over `inputs["input_ids"]` (with its
+#    `attention_mask`), then `sequence_logps` → `(2B,)`;
+# 2. the same for `self.ref_model` under `torch.no_grad()`;
+# 3. `.chunk(2)` splits chosen from rejected; `dpo_loss(..., beta=
+#    self.args.beta)`;
+# 4. return `losses.sum() / (num_items_in_batch or len(losses))`: the
+#    trainer counts the pairs of a whole accumulated step, so gradient
+#    accumulation stays exact (notebook 01's lesson);
+# 5. for the live plot, `self._remember(chosen_rewards, rejected_rewards,
+#    chosen_logps, rejected_logps)`.
+
+# %%
+class MyDPOTrainer(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        ### BEGIN SOLUTION
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        completion_mask = inputs["completion_mask"]
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        logps = sequence_logps(logits, ids, completion_mask)  # (2B,)
+        with torch.no_grad():
+            ref_logits = self.ref_model(input_ids=ids,
+                                        attention_mask=mask).logits
+            ref_logps = sequence_logps(ref_logits, ids, completion_mask)
+        chosen, rejected = logps.chunk(2)
+        ref_chosen, ref_rejected = ref_logps.chunk(2)
+        losses, chosen_rewards, rejected_rewards = dpo_loss(
+            chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta)
+        loss = losses.sum() / (num_items_in_batch or len(losses))
+        self._remember(chosen_rewards, rejected_rewards, chosen, rejected)
+        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+        ### END SOLUTION
+
+
+check("dpo_compute_loss", MyDPOTrainer)
+
+# %% [markdown]
+# ## Train it
+#
+# From the starting policy, on right-against-near-miss sums (β = 0.5, 400
+# steps — `python -m kit train dpo` runs the same configuration). The
+# middle panel shows `rewards/margins` climbing and `rewards/accuracies` —
+# how often the policy now prefers the right answer more than the reference
+# did — on the training batches (line) and on held-out sums (dots).
+
+# %%
+held_out = tasks.prompt_dataset("test")
+accuracy_before = greedy_accuracy(policy, tokenizer, held_out)
+print("held-out greedy accuracy before DPO:", accuracy_before)
+
+# %% tags=["uses-exercise"]
+trainer = recipes.dpo_trainer(
+    "cpu", output_dir="runs/03_dpo", trainer_class=MyDPOTrainer,
+    callbacks=[LivePlotCallback(("rewards/margins", "rewards/accuracies"),
+                                title="your DPO")])
+recipes.quiet(trainer)
+result = trainer.train()
+print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s")
+
+# %% tags=["uses-exercise"]
+final = trainer.evaluate()
+print(f"held-out rewards/accuracies: {final['eval_rewards/accuracies']:.2f}")
+accuracy_after = greedy_accuracy(trainer.model, tokenizer, held_out)
+print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
+      f"{accuracy_after:.3f}")
+
+# %% [markdown]
+# DPO never generated a token, yet greedy answers improved: pushing the
+# near misses down and the right sums up moved probability where it
+# belongs. (On real data DPO can also push *both* down — watch
+# `logps/chosen` in the logs.)
+#
+# ## The kit's trainer, whole
+#
+# Your `compute_loss` is the heart of `kit.trainers.DPOTrainer`. The rest:
+# `get_batch_samples` counts pairs for gradient accumulation,
+# `prediction_step` computes the loss although batches have no labels (the
+# stock one would skip it), and `log` adds TRL's metric names.
+
+# %%
+show(DPOTrainer)
+
+# %% [markdown]
+# ## What you learned
+#
+# - Preference batches carry no labels: `compute_loss` must build the loss,
+#   and `prediction_step` must be told to evaluate it.
+# - One forward pass over [chosen; rejected]; a frozen reference under
+#   `no_grad`; completion-only log-probs.
+# - β multiplies the *difference* of log-ratios — a misplaced bracket
+#   changes the algorithm.

@@ -1,0 +1,171 @@
+"""Notebook 03's checkers accept the reference and reject known mistakes."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kit import checks, losses
+from kit.checks.dpo import fixed_snippet, published_snippet
+from kit.trainers import DPOTrainer
+
+
+@pytest.fixture(autouse=True)
+def lenient(monkeypatch):
+    monkeypatch.delenv("KIT_STRICT", raising=False)
+
+
+def status(exercise_id, candidate):
+    return checks.check(exercise_id, candidate).status
+
+
+# ------------------------------------------------------------ sequence_logps
+
+def logps_unshifted(logits, input_ids, completion_mask):
+    logprobs = logits.log_softmax(-1)
+    token = logprobs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)
+    return (token * completion_mask).sum(-1)
+
+
+def logps_unmasked(logits, input_ids, completion_mask):
+    logprobs = logits[:, :-1].log_softmax(-1)
+    return logprobs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1).sum(-1)
+
+
+def logps_mean(logits, input_ids, completion_mask):
+    total = losses.sequence_logps(logits, input_ids, completion_mask)
+    return total / completion_mask[:, 1:].sum(-1)
+
+
+def logps_of_probabilities(logits, input_ids, completion_mask):
+    probs = logits[:, :-1].softmax(-1)
+    token = probs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    return (token * completion_mask[:, 1:]).sum(-1)
+
+
+def test_sequence_logps_accepts_the_reference():
+    assert status("sequence_logps", losses.sequence_logps) == "passed"
+
+
+@pytest.mark.parametrize("wrong", [logps_unshifted, logps_unmasked, logps_mean,
+                                   logps_of_probabilities])
+def test_sequence_logps_rejects_known_mistakes(wrong):
+    assert status("sequence_logps", wrong) == "failed"
+
+
+# ------------------------------------------------------------------ dpo_loss
+
+def as_published(pc, pr, rc, rr, beta=0.1):
+    """The snippet's formula: beta on the chosen side only."""
+    losses_ = published_snippet(pc - rc, pr - rr, beta)
+    return losses_, (beta * (pc - rc)).detach(), (beta * (pr - rr)).detach()
+
+
+def sign_flipped(pc, pr, rc, rr, beta=0.1):
+    losses_, chosen, rejected = losses.dpo_loss(pc, pr, rc, rr, beta)
+    return -losses_, chosen, rejected
+
+
+def averaged(pc, pr, rc, rr, beta=0.1):
+    losses_, chosen, rejected = losses.dpo_loss(pc, pr, rc, rr, beta)
+    return losses_.mean(), chosen, rejected
+
+
+def rewards_without_beta(pc, pr, rc, rr, beta=0.1):
+    losses_, _, _ = losses.dpo_loss(pc, pr, rc, rr, beta)
+    return losses_, (pc - rc).detach(), (pr - rr).detach()
+
+
+def rewards_attached(pc, pr, rc, rr, beta=0.1):
+    losses_ = -F.logsigmoid(beta * ((pc - rc) - (pr - rr)))
+    return losses_, beta * (pc - rc), beta * (pr - rr)
+
+
+def no_reference(pc, pr, rc, rr, beta=0.1):
+    return losses.dpo_loss(pc, pr, torch.zeros_like(rc), torch.zeros_like(rr),
+                           beta)
+
+
+def test_dpo_loss_accepts_the_reference():
+    assert status("dpo_loss", losses.dpo_loss) == "passed"
+
+
+@pytest.mark.parametrize("wrong", [as_published, sign_flipped, averaged,
+                                   rewards_without_beta, rewards_attached,
+                                   no_reference])
+def test_dpo_loss_rejects_known_mistakes(wrong):
+    assert status("dpo_loss", wrong) == "failed"
+
+
+# --------------------------------------------------------------- dpo_snippet
+
+def beta_on_rejected(chosen, rejected, beta):
+    return -F.logsigmoid(chosen - beta * rejected)
+
+
+def no_minus(chosen, rejected, beta):
+    return F.logsigmoid(beta * (chosen - rejected))
+
+
+def test_dpo_snippet_accepts_the_fix_and_rejects_the_original():
+    assert status("dpo_snippet", fixed_snippet) == "passed"
+    assert status("dpo_snippet", published_snippet) == "failed"
+    assert status("dpo_snippet", beta_on_rejected) == "failed"
+    assert status("dpo_snippet", no_minus) == "failed"
+
+
+# ---------------------------------------------------------- dpo_compute_loss
+
+class PolicyAsReference(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        logps = losses.sequence_logps(model(input_ids=ids, attention_mask=mask
+                                            ).logits, ids,
+                                      inputs["completion_mask"])
+        chosen, rejected = logps.chunk(2)
+        out = losses.dpo_loss(chosen, rejected, chosen.detach(),
+                              rejected.detach(), beta=self.args.beta)
+        loss = out[0].sum() / (num_items_in_batch or len(out[0]))
+        return (loss, {}) if return_outputs else loss
+
+
+class Swapped(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        swapped = {k: torch.cat(v.chunk(2)[::-1]) for k, v in inputs.items()}
+        return super().compute_loss(model, swapped, return_outputs,
+                                    num_items_in_batch)
+
+
+class MeanOnly(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        return super().compute_loss(model, inputs, return_outputs, None)
+
+
+class NoBeta(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        self.args.beta = 1.0
+        return super().compute_loss(model, inputs, return_outputs,
+                                    num_items_in_batch)
+
+
+class Stub(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        raise NotImplementedError
+
+
+def test_dpo_compute_loss_accepts_the_reference():
+    assert status("dpo_compute_loss", DPOTrainer) == "passed"
+
+
+@pytest.mark.parametrize("wrong", [PolicyAsReference, Swapped, MeanOnly,
+                                   NoBeta])
+def test_dpo_compute_loss_rejects_known_mistakes(wrong):
+    assert status("dpo_compute_loss", wrong) == "failed"
+
+
+def test_dpo_compute_loss_stub_is_not_attempted():
+    assert status("dpo_compute_loss", Stub) == "not attempted"

@@ -1,0 +1,238 @@
+"""DPO: the losses by hand and against TRL, and what DPOTrainer guarantees."""
+
+import copy
+import math
+
+import pytest
+import torch
+
+from kit import losses, recipes, tasks
+from kit.gradients import accumulated_gradient
+from kit.models import load_policy
+from kit.trainers import DPOConfig, DPOTrainer
+from kit.trainers.dpo import PreferenceTokenizer
+
+
+def config(tmp_path, **overrides):
+    settings = dict(report_to="none", use_cpu=True, disable_tqdm=True,
+                    per_device_train_batch_size=8, beta=0.5)
+    return DPOConfig(str(tmp_path), **{**settings, **overrides})
+
+
+@pytest.fixture
+def moved_policy():
+    """(policy moved off its reference, reference, tokenizer)."""
+    model, tokenizer = load_policy(preset="cpu")
+    reference = copy.deepcopy(model)
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.02 * torch.randn_like(p))
+    return model, reference, tokenizer
+
+
+# ------------------------------------------------------------------ losses
+
+def test_sequence_logps_by_hand():
+    # Vocabulary of 2; logits at position t score token t+1.
+    logits = torch.tensor([[[0.0, 0.0], [math.log(3), 0.0], [9.0, 9.0]]])
+    input_ids = torch.tensor([[1, 1, 0]])
+    completion_mask = torch.tensor([[0, 1, 1]])  # the prompt is token 0
+    # token 1 after position 0: log 1/2; token 0 after position 1: log 3/4
+    expected = math.log(0.5) + math.log(0.75)
+    assert losses.sequence_logps(logits, input_ids, completion_mask).item() == (
+        pytest.approx(expected))
+    completion_mask = torch.tensor([[0, 0, 1]])  # only the last token
+    assert losses.sequence_logps(logits, input_ids, completion_mask).item() == (
+        pytest.approx(math.log(0.75)))
+
+
+def test_sequence_logps_ignores_padding_and_prompt(moved_policy):
+    model, _, tokenizer = moved_policy
+    collate = PreferenceTokenizer(tokenizer, 64).collate
+    row = PreferenceTokenizer(tokenizer, 64).row(
+        {"prompt": "12+34=", "chosen": "46", "rejected": "100"}, 0, "test")
+    batch = collate([row])  # chosen is padded to the rejected's length
+    logits = model(input_ids=batch["input_ids"],
+                   attention_mask=batch["attention_mask"]).logits
+    padded = losses.sequence_logps(logits, batch["input_ids"],
+                                   batch["completion_mask"])[0]
+    alone = torch.tensor([row["prompt_ids"] + row["chosen_ids"]])
+    unpadded = losses.sequence_logps(model(input_ids=alone).logits, alone,
+                                     torch.tensor([[0] * 7 + [1] * 3]))[0]
+    assert torch.allclose(padded, unpadded, atol=1e-5)
+
+
+LOGPS = [torch.tensor([-1.0, -4.0]), torch.tensor([-3.0, -2.0]),
+         torch.tensor([-2.0, -3.0]), torch.tensor([-2.0, -2.5])]
+# log-ratios: chosen (1, -1), rejected (-1, 0.5) -> difference (2, -1.5)
+
+
+def test_dpo_loss_by_hand():
+    losses_, chosen, rejected = losses.dpo_loss(*LOGPS, beta=0.5)
+    expected = [math.log(1 + math.exp(-0.5 * 2)),
+                math.log(1 + math.exp(-0.5 * -1.5))]
+    assert losses_.tolist() == pytest.approx(expected)
+    assert chosen.tolist() == pytest.approx([0.5, -0.5])
+    assert rejected.tolist() == pytest.approx([-0.5, 0.25])
+
+
+def test_ipo_and_hinge_by_hand():
+    ipo, _, _ = losses.ipo_loss(*LOGPS, beta=0.5)
+    assert ipo.tolist() == pytest.approx([(2 - 1) ** 2, (-1.5 - 1) ** 2])
+    hinge, _, _ = losses.hinge_loss(*LOGPS, beta=0.5)
+    assert hinge.tolist() == pytest.approx([0.0, 1 + 0.75])
+
+
+@pytest.mark.parametrize("loss", losses.PREFERENCE_LOSSES.values())
+def test_rewards_are_detached_and_everything_is_per_pair(loss):
+    logps = [t.clone().requires_grad_() for t in LOGPS]
+    out = loss(*logps, beta=0.1)
+    assert [t.shape for t in out] == [(2,)] * 3
+    assert out[0].requires_grad and not out[1].requires_grad
+    assert not out[2].requires_grad
+
+
+def trl_loss(loss_type, model, reference, tokenizer, data, tmp_path):
+    trl = pytest.importorskip("trl")
+    args = trl.DPOConfig(str(tmp_path / "trl"), beta=0.5, loss_type=loss_type,
+                         report_to="none", use_cpu=True,
+                         per_device_train_batch_size=len(data))
+    trainer = trl.DPOTrainer(model=model, ref_model=reference, args=args,
+                             train_dataset=data, processing_class=tokenizer)
+    return trainer.compute_loss(model, next(iter(trainer.get_train_dataloader())))
+
+
+@pytest.mark.parametrize("loss_type", ["sigmoid", "hinge"])
+def test_the_loss_matches_trls_dpo_trainer(loss_type, moved_policy, tmp_path):
+    model, reference, tokenizer = moved_policy
+    data = tasks.preference_dataset("train", n=8, seed=3)
+    theirs = trl_loss(loss_type, model, reference, tokenizer, data, tmp_path)
+    ours = DPOTrainer(model=model, ref_model=reference,
+                      args=config(tmp_path, loss_type=loss_type),
+                      train_dataset=data, processing_class=tokenizer)
+    batch = next(iter(ours.get_train_dataloader()))
+    assert torch.allclose(ours.compute_loss(model, batch), theirs, atol=1e-5)
+
+
+# ------------------------------------------------------------------ config
+
+@pytest.mark.parametrize("field, value, message", [
+    ("beta", 0.0, "DPOConfig.beta must be > 0"),
+    ("beta", -1.0, "DPOConfig.beta must be > 0"),
+    ("loss_type", "kto", "DPOConfig.loss_type must be one of"),
+    ("max_length", 1, "DPOConfig.max_length must be >= 2"),
+])
+def test_invalid_configs_name_the_field(field, value, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        DPOConfig(str(tmp_path), **{field: value})
+
+
+# ----------------------------------------------------------------- trainer
+
+def make(tmp_path, policy, data=None, **overrides):
+    model, reference, tokenizer = policy
+    return DPOTrainer(model=model, ref_model=reference,
+                      args=config(tmp_path, **overrides),
+                      train_dataset=(tasks.preference_dataset("train", n=32)
+                                     if data is None else data),
+                      eval_dataset=tasks.preference_dataset("test", n=16),
+                      processing_class=tokenizer)
+
+
+def test_a_missing_column_is_named(tmp_path, moved_policy):
+    data = tasks.preference_dataset("train", n=4).remove_columns("rejected")
+    with pytest.raises(ValueError, match="train_dataset has no column 'rejected'"):
+        make(tmp_path, moved_policy, data)
+
+
+def test_an_empty_dataset_is_refused(tmp_path, moved_policy):
+    data = tasks.preference_dataset("train", n=4).select([])
+    with pytest.raises(ValueError, match="train_dataset is empty"):
+        make(tmp_path, moved_policy, data)
+
+
+def test_a_prompt_longer_than_max_length_is_refused(tmp_path, moved_policy):
+    with pytest.raises(ValueError, match="raise DPOConfig.max_length"):
+        make(tmp_path, moved_policy, max_length=5)
+
+
+def test_a_tokenizer_without_pad_token_is_refused(tmp_path, moved_policy):
+    model, reference, tokenizer = moved_policy
+    tokenizer = copy.deepcopy(tokenizer)
+    tokenizer.pad_token = None
+    with pytest.raises(ValueError, match="pad token"):
+        make(tmp_path, (model, reference, tokenizer))
+
+
+def test_the_collator_stacks_chosen_then_rejected(tmp_path, moved_policy):
+    trainer = make(tmp_path, moved_policy, per_device_train_batch_size=4)
+    batch = next(iter(trainer.get_train_dataloader()))
+    assert batch["input_ids"].shape[0] == 8  # 4 chosen rows, 4 rejected rows
+    tokenizer = moved_policy[2]
+    texts = tokenizer.batch_decode(batch["input_ids"], skip_special_tokens=True)
+    chosen = [t.split("=") for t in texts[:4]]
+    rejected = [t.split("=") for t in texts[4:]]
+    for (p1, c), (p2, r) in zip(chosen, rejected):
+        a, b = p1.split("+")
+        assert p1 == p2 and c == str(int(a) + int(b)) and r != c
+    # completion_mask covers the answer and <eos>, never prompt or padding
+    ids, completion = batch["input_ids"], batch["completion_mask"].bool()
+    assert (ids[completion] != tokenizer.pad_token_id).all()
+    assert (completion.sum(1) == batch["attention_mask"].sum(1) - 7).all()
+
+
+def test_remove_unused_columns_keeps_what_dpo_needs(tmp_path, moved_policy):
+    trainer = make(tmp_path, moved_policy, remove_unused_columns=True,
+                   max_steps=1)
+    trainer.train()  # would fail if the token columns had been dropped
+    assert trainer.state.global_step == 1
+
+
+def test_the_reference_is_a_frozen_copy(tmp_path):
+    model, tokenizer = load_policy(preset="cpu")
+    trainer = DPOTrainer(model=model, args=config(tmp_path, max_steps=3),
+                         train_dataset=tasks.preference_dataset("train", n=32),
+                         processing_class=tokenizer)
+    reference = trainer.ref_model
+    assert reference is not trainer.model and not reference.training
+    before = [p.clone() for p in reference.parameters()]
+    trainer.train()
+    assert all(not p.requires_grad for p in reference.parameters())
+    assert all(torch.equal(a, b) for a, b in zip(before, reference.parameters()))
+    assert next(reference.parameters()).device == trainer.args.device
+    moved = [not torch.equal(a, b) for a, b in
+             zip(before, trainer.model.parameters())]
+    assert any(moved)  # the policy did train
+
+
+def test_gradient_accumulation_gives_the_big_batch_gradient(tmp_path,
+                                                           moved_policy):
+    trainer = make(tmp_path, moved_policy)
+    rows = list(trainer.train_dataset.select(range(8)))
+    collate = trainer.data_collator
+    big = accumulated_gradient(trainer, [collate(rows)])
+    uneven = accumulated_gradient(trainer, [collate(rows[:3]),
+                                            collate(rows[3:])])
+    assert torch.allclose(big, uneven, rtol=1e-4, atol=1e-6)
+    assert big.norm() > 0
+
+
+def test_logs_and_evaluate_carry_trls_metric_names(tmp_path, moved_policy):
+    trainer = make(tmp_path, moved_policy, max_steps=2, logging_steps=1)
+    trainer.train()
+    names = ["rewards/chosen", "rewards/rejected", "rewards/accuracies",
+             "rewards/margins", "logps/chosen", "logps/rejected"]
+    assert all(name in trainer.state.log_history[0] for name in names)
+    metrics = trainer.evaluate()
+    assert "eval_loss" in metrics
+    assert all("eval_" + name in metrics for name in names)
+
+
+def test_the_course_run_learns_the_preferences(tmp_path):
+    """The claim of notebook 03: eval rewards/accuracies >= 0.9 on CPU."""
+    trainer = recipes.dpo_trainer("cpu", output_dir=tmp_path)
+    recipes.quiet(trainer).train()
+    final = trainer.evaluate()
+    assert final["eval_rewards/accuracies"] >= 0.9
+    assert final["eval_rewards/margins"] > 1.0
