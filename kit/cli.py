@@ -6,9 +6,15 @@ import sys
 
 def _train(args):
     from kit import recipes
+    extra = {}
+    if args.steps_per_generation is not None:
+        if args.recipe != "grpo":
+            print("--steps-per-generation is for grpo", file=sys.stderr)
+            return 2
+        extra["steps_per_generation"] = args.steps_per_generation
     trainer = recipes.run(args.recipe, output_dir=args.output_dir,
                           preset=args.preset, seed=args.seed,
-                          max_steps=args.max_steps)
+                          max_steps=args.max_steps, **extra)
     print(f"saved the model and log_history.json to {trainer.args.output_dir}")
     return 0
 
@@ -41,13 +47,15 @@ def parser():
     commands.add_parser("doctor", help="check this machine for the course")
 
     train = commands.add_parser("train", help="run a course configuration")
-    train.add_argument("recipe", choices=["sft", "dpo"])
+    train.add_argument("recipe", choices=["sft", "dpo", "grpo"])
     train.add_argument("--preset", choices=["cpu", "gpu"], default=None,
                        help="model size (default: gpu with CUDA, else cpu)")
     train.add_argument("--max-steps", type=int, default=None)
     train.add_argument("--output-dir", default=None,
                        help="default: runs/RECIPE")
     train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--steps-per-generation", type=int, default=None,
+                       help="grpo: optimizer steps served by one generate()")
 
     build = commands.add_parser(
         "build", help="write notebooks/ and notebooks/solutions/ from src/")

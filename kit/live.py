@@ -169,3 +169,27 @@ def _display(figure):
         return None
     from IPython.display import display
     return display(figure, display_id=True)
+
+
+def compare_generation_cost(histories):
+    """Cumulative generate() seconds against optimizer steps, one line a run.
+
+    Args:
+        histories: {label: log_history} of finished runs.
+    """
+    figure = LiveFigure(figsize=(6, 3.6))
+    ax = figure.subplots()
+    for label, history in histories.items():
+        steps, seconds = _series(history, "generation/seconds")
+        calls = _series(history, "generation/calls")[1]
+        ax.step([0] + steps, [0.0] + seconds, where="post",
+                label=f"{label}: {int(calls[-1]) if calls else 0} calls")
+    ax.set(title="time spent in generate()", xlabel="optimizer step",
+           ylabel="seconds, cumulative")
+    if histories:
+        ax.legend(fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "no runs yet", ha="center", va="center",
+                transform=ax.transAxes)
+    figure.tight_layout()
+    return figure

@@ -51,10 +51,18 @@ def sequence_logps(logits, input_ids, completion_mask):
     Returns:
         Shape: (B,), the summed log-probs of the completion tokens.
     """
+    token_logps = per_token_logps(logits, input_ids)  # (B, T-1)
+    return (token_logps * completion_mask[:, 1:]).sum(-1)  # (B,)
+
+
+def per_token_logps(logits, input_ids):
+    """Log-prob of each next token: position t scores token t+1.
+
+    Shape: (B, T-1), from logits (B, T, V) and input_ids (B, T).
+    """
     logprobs = logits[:, :-1, :].float().log_softmax(-1)  # (B, T-1, V)
     targets = input_ids[:, 1:]  # (B, T-1) the token each position predicts
-    token_logps = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    return (token_logps * completion_mask[:, 1:]).sum(-1)  # (B,)
+    return logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
 
 
 def _logratios(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
@@ -126,3 +134,66 @@ def hinge_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
 
 
 PREFERENCE_LOSSES = {"sigmoid": dpo_loss, "ipo": ipo_loss, "hinge": hinge_loss}
+
+
+# --------------------------------------------------------------------- GRPO
+# Shao et al. (2024), DeepSeekMath, eq. 3. Departures, numbered:
+#  1. one optimisation pass per generation (TRL's num_iterations=1), so the
+#     ratio is 1 unless a generation is served over several optimizer steps;
+#  2. like the paper, each completion's loss is the mean over its own tokens
+#     and the batch loss the mean over completions (TRL now defaults to a
+#     token-level mean instead, "dapo").
+
+
+def group_advantages(rewards, num_generations):
+    """How much better each completion did than its siblings.
+
+    Args:
+        rewards: (B·G,) one reward per completion, each prompt's G
+            completions next to each other (as TRL lays them out).
+        num_generations: G, completions per prompt.
+
+    Returns:
+        Shape: (B·G,), (reward − group mean) / (group std + 1e-4), with
+        torch's default (unbiased) std, as TRL.
+    """
+    grouped = rewards.view(-1, num_generations)  # (B, G)
+    mean = grouped.mean(dim=1, keepdim=True)  # (B, 1)
+    std = grouped.std(dim=1, keepdim=True)  # (B, 1)
+    return ((grouped - mean) / (std + 1e-4)).view(-1)  # (B·G,)
+
+
+def per_token_kl(per_token_logps, ref_per_token_logps):
+    """KL(π‖ref) per token, the unbiased k3 estimator of GRPO's eq. 4:
+    exp(ref − π) − (ref − π) − 1 ≥ 0. Shape: like the inputs, (B, T)."""
+    delta = ref_per_token_logps - per_token_logps
+    return torch.exp(delta) - delta - 1
+
+
+def grpo_loss(per_token_logps, old_per_token_logps, advantages,
+              completion_mask, epsilon=0.2, beta=0.0, ref_per_token_logps=None):
+    """The clipped surrogate of GRPO (+ β·KL to a reference when β > 0).
+
+    Args:
+        per_token_logps: (B, T) log-probs of the completion tokens, now.
+        old_per_token_logps: (B, T) the same when they were generated
+            (detached). Equal to per_token_logps while on-policy.
+        advantages: (B,) one per completion, from `group_advantages`.
+        completion_mask: (B, T) 1 on completion tokens up to <eos>.
+        epsilon: the clip: the ratio may move within [1 − ε, 1 + ε].
+        beta: weight of the KL penalty; 0 switches it off.
+        ref_per_token_logps: (B, T) under the frozen reference, if beta > 0.
+
+    Returns:
+        A scalar: the mean over completions of their mean per-token loss.
+    """
+    ratio = torch.exp(per_token_logps - old_per_token_logps)  # (B, T)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)  # (B, T)
+    advantages = advantages.unsqueeze(1)  # (B, 1) the same for every token
+    per_token = -torch.min(ratio * advantages, clipped * advantages)
+    if beta > 0:
+        per_token = per_token + beta * per_token_kl(per_token_logps,
+                                                    ref_per_token_logps)
+    mask = completion_mask.float()
+    per_sequence = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1)  # (B,)
+    return per_sequence.mean()

@@ -6,13 +6,13 @@ chosen one than a frozen reference does (`kit.losses.dpo_loss`).
 """
 
 import copy
-from collections import defaultdict
 from dataclasses import dataclass, field
 
 import torch
 from transformers import Trainer, TrainingArguments
 
 from kit.losses import PREFERENCE_LOSSES, sequence_logps
+from kit.trainers.metrics import MetricsMixin
 
 COLUMNS = ("prompt", "chosen", "rejected")
 
@@ -41,7 +41,7 @@ class DPOConfig(TrainingArguments):
         super().__post_init__()
 
 
-class DPOTrainer(Trainer):
+class DPOTrainer(MetricsMixin, Trainer):
     """Trainer whose loss prefers `chosen` to `rejected` (Rafailov et al.)."""
 
     loss_is_scaled_for_ga = True  # compute_loss divides by the step's pairs
@@ -99,36 +99,21 @@ class DPOTrainer(Trainer):
         # The reference is the policy as it starts: a frozen copy by default.
         self.ref_model = ref_model or copy.deepcopy(self.model)
         self.ref_model.requires_grad_(False).eval().to(self.args.device)
-        self._metrics = {"train": defaultdict(list), "eval": defaultdict(list)}
 
     def _set_signature_columns_if_needed(self):
         # What survives remove_unused_columns=True: our columns, not forward()'s.
         self._signature_columns = ["prompt_ids", "chosen_ids", "rejected_ids"]
 
     def _remember(self, chosen_rewards, rejected_rewards, chosen, rejected):
-        """Keep this batch's metrics (from every process) until the next log."""
-        gather = self.accelerator.gather
-        chosen_rewards = gather(chosen_rewards)
-        rejected_rewards = gather(rejected_rewards)
-        metrics = self._metrics["train" if self.model.training else "eval"]
-        for key, value in {
-            "rewards/chosen": chosen_rewards.mean(),
-            "rewards/rejected": rejected_rewards.mean(),
-            "rewards/accuracies": (chosen_rewards > rejected_rewards).float().mean(),
-            "rewards/margins": (chosen_rewards - rejected_rewards).mean(),
-            "logps/chosen": gather(chosen.detach()).mean(),
-            "logps/rejected": gather(rejected.detach()).mean(),
-        }.items():
-            metrics[key].append(value.item())
-
-    def log(self, logs, start_time=None):
-        """Add the averaged reward metrics (TRL's names) to every log."""
-        mode = "eval" if any(k.startswith("eval_") for k in logs) else "train"
-        prefix = "eval_" if mode == "eval" else ""
-        for key, values in self._metrics[mode].items():
-            logs[prefix + key] = sum(values) / len(values)  # in place: evaluate()
-        self._metrics[mode].clear()                      # returns these logs
-        super().log(logs, start_time)
+        """Keep this batch's metrics, under TRL's names, until the next log."""
+        self.record(**{
+            "rewards/chosen": chosen_rewards,
+            "rewards/rejected": rejected_rewards,
+            "rewards/accuracies": (chosen_rewards > rejected_rewards).float(),
+            "rewards/margins": chosen_rewards - rejected_rewards,
+            "logps/chosen": chosen.detach(),
+            "logps/rejected": rejected.detach(),
+        })
 
 
 class PreferenceTokenizer:

@@ -1,0 +1,221 @@
+# %% [markdown]
+# # 04 · GRPO's dataloader: generate once, train for several steps
+#
+# **You will:** measure why generation is the dear part of RL; override
+# `get_train_dataloader` so that one batch serves `steps_per_generation`
+# steps (★★); write the generation buffer in `_prepare_inputs` (★★★); and
+# watch the cost of `generate()` fall on the live plot, k = 1 against k = 8.
+#
+# **Time:** 30–40 minutes; the cells run in about 40 seconds on two CPU
+# cores.
+
+# %%
+import time
+
+import torch
+
+from kit import recipes, tasks
+from kit.checks import check
+from kit.course import setup_notebook, show
+from kit.live import LivePlotCallback, compare_generation_cost
+from kit.models import load_policy
+from kit.trainers import GRPOConfig, GRPOTrainer
+
+setup_notebook()
+
+# %% [markdown]
+# ## Generation is autoregressive, and dear
+#
+# A training step runs the model once, forward and backward, over every
+# token *in parallel*. `generate()` runs it once *per new token*, one after
+# the other. Time both on the same 32 sequences, for longer and longer
+# completions:
+
+# %%
+policy, tokenizer = load_policy()
+prompts = tokenizer(["12+34="] * 32, return_tensors="pt")
+optimizer = torch.optim.AdamW(policy.parameters())
+
+
+def median_ms(work, repeats=5):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return 1000 * sorted(times)[repeats // 2]
+
+
+for new_tokens in (4, 16, 48):
+    with torch.no_grad():
+        sequences = policy.generate(
+            **prompts, max_new_tokens=new_tokens, min_new_tokens=new_tokens,
+            do_sample=True, top_k=0, pad_token_id=tokenizer.pad_token_id)
+
+    def generate():
+        with torch.no_grad():
+            policy.generate(**prompts, max_new_tokens=new_tokens,
+                            min_new_tokens=new_tokens, do_sample=True,
+                            top_k=0, pad_token_id=tokenizer.pad_token_id)
+
+    def train_step():
+        policy(input_ids=sequences, labels=sequences).loss.backward()
+        optimizer.zero_grad()
+
+    print(f"{new_tokens:>2} new tokens: generate {median_ms(generate):6.1f} ms"
+          f"   training step {median_ms(train_step):6.1f} ms")
+
+# %% [markdown]
+# Generation grows with every token; the training step barely notices. On
+# a GPU the gap is wider still: the training step is one big parallel
+# kernel launch, generation is many small ones. And RL needs fresh samples
+# all the time: GRPO samples G completions of every prompt.
+#
+# The fix TRL uses: **generate for several steps at once**. With
+# `steps_per_generation = k`, one `generate()` call makes the completions
+# of k optimizer micro-steps, and they are served one slice per step.
+#
+# ## ★★ Exercise 1: `get_train_dataloader`
+#
+# The Trainer's loop takes one dataloader batch per micro-step. Keep that
+# shape, but make each batch **k times bigger**: the stock method with
+# `batch_size = self._train_batch_size * self.args.steps_per_generation`.
+# Keep `sampler_fn=self._get_train_sampler`: GRPO's sampler repeats each
+# prompt G times in a row and serves each big batch k times, so the loop
+# still gets one batch per step — the same one, k times over.
+
+# %%
+show(GRPOTrainer._get_train_sampler)
+
+
+# %%
+class MyGRPOTrainer(GRPOTrainer):
+    def get_train_dataloader(self):
+        ### BEGIN SOLUTION
+        return self._get_dataloader(
+            self.train_dataset, "Training",
+            sampler_fn=self._get_train_sampler,
+            batch_size=self._train_batch_size * self.args.steps_per_generation,
+            is_training=True)
+        ### END SOLUTION
+
+
+check("get_train_dataloader", MyGRPOTrainer)
+
+# %% [markdown]
+# The example from the Trainer docs, made real: a train batch of 4 with
+# `steps_per_generation=8` gives one dataloader batch of 32 — and 8 times
+# fewer `generate()` calls.
+
+# %% tags=["uses-exercise"]
+args = GRPOConfig("runs/04_docs", per_device_train_batch_size=4,
+                  num_generations=4, steps_per_generation=8, report_to="none")
+docs_example = MyGRPOTrainer(
+    policy, [tasks.correctness_reward], args=args,
+    train_dataset=tasks.prompt_dataset("train", n=64),
+    processing_class=tokenizer)
+batches = iter(docs_example.get_train_dataloader())
+first = [next(batches) for _ in range(8)]
+print("rows in one batch:", len(first[0]))
+print("the same batch 8 times:", all(b == first[0] for b in first))
+print("prompts in it:", sorted({row["prompt"] for row in first[0]}))
+
+# %% [markdown]
+# ## ★★★ Exercise 2: the buffer in `_prepare_inputs`
+#
+# `_prepare_inputs` runs at the start of every micro-step. Make it:
+#
+# - in evaluation (`not self.model.training`): return
+#   `self._generate_and_score(generation_batch, greedy=True)`;
+# - in training, when `self._step % k == 0` (or `self._buffer is None`):
+#   generate for the whole big batch with
+#   `self._generate_and_score(generation_batch)` — a dict of tensors with
+#   one row per completion — and cut it into k slices in `self._buffer`
+#   (shuffle the rows first, so each slice mixes groups: the advantages
+#   are already computed, groups need not stay together);
+# - serve `self._buffer[self._step % k]` and count the step.
+#
+# Some values in the dict are `None` (e.g. `old_per_token_logps` while
+# on-policy): keep them `None` in every slice.
+
+# %%
+class MyBufferedTrainer(MyGRPOTrainer):
+    def _prepare_inputs(self, generation_batch):
+        ### BEGIN SOLUTION
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        if self._step % k == 0 or self._buffer is None:
+            batch = self._generate_and_score(generation_batch)
+            order = torch.randperm(len(batch["advantages"]))
+            self._buffer = [{key: None if value is None else value[rows]
+                             for key, value in batch.items()}
+                            for rows in order.chunk(k)]
+        inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
+        ### END SOLUTION
+
+
+check("prepare_inputs", MyBufferedTrainer)
+
+# %% [markdown]
+# ## Watch the cost fall: k = 1 against k = 8
+#
+# The same run twice from the starting policy — 2 prompts × 8 completions
+# a step, 48 steps, a log every step — once generating every step, once
+# every 8 steps. The right-hand panel shows the seconds spent in
+# `generate()` per step: spikes where a generation happens, and the
+# amortised cost (dashed).
+
+# %% tags=["uses-exercise"]
+histories = {}
+for k in (1, 8):
+    trainer = recipes.grpo_trainer(
+        "cpu", output_dir=f"runs/04_k{k}", trainer_class=MyBufferedTrainer,
+        max_steps=48, steps_per_generation=k, per_device_train_batch_size=16,
+        logging_steps=1, eval_strategy="no", eval_on_start=False,
+        callbacks=[LivePlotCallback(("reward",), title=f"k = {k}")])
+    recipes.quiet(trainer)
+    trainer.train()
+    histories[f"k = {k}"] = trainer.state.log_history
+
+# %% tags=["uses-exercise"]
+compare_generation_cost(histories)
+
+# %% tags=["uses-exercise"]
+for label, history in histories.items():
+    last = [row for row in history if "generation/calls" in row][-1]
+    print(f"{label}: {last['generation/calls']} generate() calls, "
+          f"{last['generation/seconds']:.2f} s generating, "
+          f"{last['generation/tokens']} tokens")
+
+# %% [markdown]
+# 8 times fewer calls. The seconds fall too, usually by less than 8 times:
+# one call over 8 times more sequences costs more than one small call.
+# What batching saves is the fixed cost of each call and of each token
+# step, which on a CPU with a tiny model is most of the cost.
+# `python -m kit bench` measures this properly, with medians over repeats.
+#
+# The price: with k > gradient accumulation steps, the later slices were
+# sampled by a policy that has since taken optimizer steps. They are
+# *off-policy*, so the trainer keeps the log-probs they were sampled with
+# (`old_per_token_logps`) and the loss corrects with a ratio — clipped, as
+# notebook 05 explains.
+#
+# ## The kit's trainer
+#
+# Your two overrides are the first two methods of `GRPOTrainer`:
+
+# %%
+show(GRPOTrainer.get_train_dataloader)
+show(GRPOTrainer._prepare_inputs)
+
+# %% [markdown]
+# ## What you learned
+#
+# - Generation costs a forward pass per token; training one per batch.
+# - `get_train_dataloader` with a k-times bigger batch and a repeating
+#   sampler keeps the Trainer's loop unchanged.
+# - `_prepare_inputs` generates once per k micro-steps and serves slices:
+#   `generation/calls` after N steps is N·GA/k.
