@@ -14,7 +14,9 @@ def _train(args):
         extra["steps_per_generation"] = args.steps_per_generation
     trainer = recipes.run(args.recipe, output_dir=args.output_dir,
                           preset=args.preset, seed=args.seed,
-                          max_steps=args.max_steps, **extra)
+                          max_steps=args.max_steps, save_steps=args.save_steps,
+                          resume_from_checkpoint=args.resume_from_checkpoint,
+                          **extra)
     print(f"saved the model and log_history.json to {trainer.args.output_dir}")
     return 0
 
@@ -33,6 +35,13 @@ def _build(args):
     if not stale:
         print("all notebooks match their sources")
     return 1 if args.check and stale else 0
+
+
+def _bench(args):
+    from kit import bench
+    return bench.main(ks=args.k, repeats=args.repeats, steps=args.steps,
+                      preset=args.preset, as_json=args.json,
+                      plot_path=args.plot)
 
 
 def _grade(args):
@@ -56,6 +65,11 @@ def parser():
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--steps-per-generation", type=int, default=None,
                        help="grpo: optimizer steps served by one generate()")
+    train.add_argument("--save-steps", type=int, default=None,
+                       help="save a checkpoint every N optimizer steps")
+    train.add_argument("--resume-from-checkpoint", default=None,
+                       metavar="CHECKPOINT",
+                       help="a checkpoint-N folder written by --save-steps")
 
     build = commands.add_parser(
         "build", help="write notebooks/ and notebooks/solutions/ from src/")
@@ -69,11 +83,25 @@ def parser():
                        help="one JSON object, for instructors' scripts")
     grade.add_argument("--timeout", type=int, default=600,
                        help="seconds allowed per cell (default 600)")
+
+    bench = commands.add_parser(
+        "bench", help="time GRPO's generation at several steps_per_generation")
+    bench.add_argument("--k", type=int, nargs="+", default=[1, 2, 4, 8],
+                       help="the steps_per_generation values (default 1 2 4 8)")
+    bench.add_argument("--repeats", type=int, default=5,
+                       help="timed runs per k; the table shows medians")
+    bench.add_argument("--steps", type=int, default=64,
+                       help="optimizer steps per run")
+    bench.add_argument("--preset", choices=["cpu", "gpu"], default=None)
+    bench.add_argument("--json", action="store_true",
+                       help="print the rows as JSON objects")
+    bench.add_argument("--plot", default="runs/bench/bench.png",
+                       help="where to save the PNG plot")
     return top
 
 
 COMMANDS = {"doctor": _doctor, "train": _train, "build": _build,
-            "grade": _grade}
+            "grade": _grade, "bench": _bench}
 
 
 def main(argv=None):

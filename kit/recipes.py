@@ -15,7 +15,7 @@ from transformers.utils.notebook import NotebookProgressCallback
 
 from kit import tasks
 from kit.live import plot_history
-from kit.models import check_preset, load_policy, tiny_model
+from kit.models import check_preset, load_policy, pick_device, tiny_model
 
 # Per-preset knobs. The starting policy is deliberately half-trained: a
 # constant learning rate stopped early leaves it right on about half of the
@@ -23,7 +23,9 @@ from kit.models import check_preset, load_policy, tiny_model
 SFT = {
     "cpu": dict(max_steps=700, per_device_train_batch_size=64,
                 learning_rate=3e-3),
-    "gpu": dict(max_steps=1500, per_device_train_batch_size=256,
+    # measured on CPU: 0.12 held-out accuracy at step 250, 0.46 at 300,
+    # 0.78 at 350 - the larger model learns the sums in a rush
+    "gpu": dict(max_steps=300, per_device_train_batch_size=256,
                 learning_rate=1e-3),
 }
 
@@ -41,7 +43,11 @@ def common_args(output_dir, seed, **overrides):
     defaults = dict(output_dir=str(output_dir), seed=seed, report_to="none",
                     save_strategy="no", logging_steps=25,
                     lr_scheduler_type="constant", warmup_steps=0,
-                    dataloader_pin_memory=torch.cuda.is_available())
+                    dataloader_pin_memory=torch.cuda.is_available(),
+                    # Without an accelerator, say so: several processes then
+                    # train together over gloo (torchrun, accelerate launch).
+                    use_cpu=pick_device().type == "cpu",
+                    ddp_find_unused_parameters=False)  # every weight is used
     return {**defaults, **overrides}
 
 
@@ -150,11 +156,13 @@ GRPO = {
 
 def grpo_trainer(preset=None, output_dir="runs/grpo", seed=0, max_steps=None,
                  model=None, tokenizer=None, trainer_class=None, callbacks=None,
-                 reward_funcs=(tasks.correctness_reward,), **args):
+                 reward_funcs=(tasks.correctness_reward,), train_dataset=None,
+                 eval_dataset=None, **args):
     """GRPO from the starting policy, rewarded for right sums.
 
     Evaluation answers 500 held-out sums greedily: its `eval_reward` is the
-    held-out accuracy.
+    held-out accuracy. Pass model, tokenizer, datasets and reward_funcs to
+    train something else (notebook 06 does, with a Hub model).
     """
     from kit.trainers import GRPOConfig, GRPOTrainer
     preset = check_preset(preset)
@@ -168,8 +176,10 @@ def grpo_trainer(preset=None, output_dir="runs/grpo", seed=0, max_steps=None,
     return (trainer_class or GRPOTrainer)(
         model=model, reward_funcs=list(reward_funcs), args=config,
         processing_class=tokenizer,
-        train_dataset=tasks.prompt_dataset("train", seed=seed),
-        eval_dataset=tasks.prompt_dataset("test", n=500),
+        train_dataset=(tasks.prompt_dataset("train", seed=seed)
+                       if train_dataset is None else train_dataset),
+        eval_dataset=(tasks.prompt_dataset("test", n=500)
+                      if eval_dataset is None else eval_dataset),
         callbacks=callbacks)
 
 
@@ -190,10 +200,19 @@ def save(trainer, output_dir, metrics=()):
         output_dir / "plot.png", dpi=100)
 
 
-def run(name, output_dir=None, **kwargs):
-    """Train recipe `name` ("sft", ...) and save everything to output_dir."""
+def run(name, output_dir=None, save_steps=None, resume_from_checkpoint=None,
+        **kwargs):
+    """Train recipe `name` ("sft", "dpo", "grpo"); save all to output_dir.
+
+    save_steps writes a checkpoint every that many steps; a run resumed from
+    one reaches the same weights and log history as one never interrupted.
+    """
     output_dir = Path(output_dir or f"runs/{name}")
+    if save_steps:
+        kwargs.update(save_strategy="steps", save_steps=save_steps)
+    if resume_from_checkpoint and name != "sft":
+        kwargs["eval_on_start"] = False  # step 0 was evaluated the first time
     trainer = RECIPES[name](output_dir=output_dir, **kwargs)
-    trainer.train()
+    trainer.train(resume_from_checkpoint=resume_from_checkpoint)
     save(trainer, output_dir, METRICS[name])
     return trainer

@@ -118,3 +118,46 @@ def format_reward(prompts, completions, **columns):
     """1.0 for a bare number of at most three digits, else 0.0 (shaping)."""
     return [float(_NUMBER.fullmatch(c.strip()) is not None)
             for c in completions]
+
+
+# ------------------------------------------------- a real dataset, online
+
+_LAST_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def last_number(text):
+    """The last number written in `text` ("1,234" -> "1234"), or None."""
+    numbers = _LAST_NUMBER.findall(text)
+    return numbers[-1].replace(",", "").rstrip(".") if numbers else None
+
+
+def final_number_reward(prompts, completions, answer, **columns):
+    """1.0 when the last number in the completion is the answer (GSM8K)."""
+    return [float(last_number(c) == a) for c, a in zip(completions, answer)]
+
+
+def hub_prompt_dataset(name_or_path="openai/gsm8k", config="main",
+                       split="train", n=None, tokenizer=None):
+    """A GSM8K-style dataset mapped to `prompt` / `answer`.
+
+    Works for the Hub's openai/gsm8k and for any local folder or file with
+    its columns: `question`, and `answer` ending in "#### <number>". With a
+    tokenizer that has a chat template (an instruct model), each prompt is
+    the question as a user turn, ready for the assistant to answer.
+    """
+    from datasets import load_dataset
+    data = load_dataset(name_or_path, config, split=split)
+    if n is not None:
+        data = data.select(range(min(n, len(data))))
+    templated = tokenizer is not None and tokenizer.chat_template is not None
+
+    def to_prompt(row):
+        question = row["question"] + "\nGive the final answer as a number."
+        if templated:
+            question = tokenizer.apply_chat_template(
+                [{"role": "user", "content": question}], tokenize=False,
+                add_generation_prompt=True)
+        return {"prompt": question,
+                "answer": row["answer"].split("####")[-1].strip().replace(",", "")}
+    mapped = data.map(to_prompt, remove_columns=data.column_names)
+    return mapped.select_columns(["prompt", "answer"])

@@ -72,6 +72,15 @@ def test_a_wrong_type_or_shape_gets_a_hint_not_a_traceback(capsys):
     assert "one number" in capsys.readouterr().out
 
 
+def test_a_wrong_dtype_gets_a_hint_not_a_traceback(capsys):
+    def integer_loss(logits, labels):
+        return losses.causal_lm_loss(logits, labels).round().long()
+    assert status("causal_lm_loss", integer_loss) == "failed"
+    out = capsys.readouterr().out
+    assert "has dtype torch.int64, expected torch.float32" in out
+    assert "hint" in out and "Traceback" not in out
+
+
 def test_an_exception_in_the_learners_code_is_reported_briefly(capsys):
     def broken(logits, labels):
         return logits @ labels  # wrong dtypes and shapes

@@ -92,7 +92,7 @@ def test_grpo_loss_adds_beta_times_the_kl():
 ])
 def test_invalid_configs_name_the_field_and_the_fix(overrides, message,
                                                     tmp_path):
-    with pytest.raises(ValueError, match=f"GRPOConfig: .*{message}"):
+    with pytest.raises(ValueError, match=f"GRPOConfig\\..*{message}"):
         config(tmp_path, **overrides)
 
 
@@ -276,6 +276,13 @@ def test_bad_datasets_are_refused(tmp_path):
         make(tmp_path, tasks.prompt_dataset("train", n=8).select([]))
     with pytest.raises(ValueError, match="raise GRPOConfig.max_prompt_length"):
         make(tmp_path, max_prompt_length=4)
+
+
+def test_too_few_prompts_for_one_generation_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="train_dataset has 3 prompts; one "
+                                         "generation needs 4"):
+        make(tmp_path, tasks.prompt_dataset("train", n=3),
+             steps_per_generation=2)
 
 
 def test_a_tokenizer_without_pad_token_is_refused(tmp_path):

@@ -173,6 +173,14 @@ class GRPOTrainer(MetricsMixin, Trainer):
                          eval_dataset=eval_dataset, callbacks=callbacks,
                          processing_class=processing_class,
                          data_collator=keep_rows)
+        needed = (self._train_batch_size * args.steps_per_generation
+                  * self.accelerator.num_processes // args.num_generations)
+        if train_dataset is not None and len(train_dataset) < needed:
+            raise ValueError(
+                f"train_dataset has {len(train_dataset)} prompts; one "
+                f"generation needs {needed} (per_device_train_batch_size x "
+                "steps_per_generation x processes / num_generations): add "
+                "prompts or lower those settings")
         self.ref_model = None
         if args.beta > 0:  # a frozen copy of the starting policy
             self.ref_model = copy.deepcopy(self.model).requires_grad_(False)
@@ -231,24 +239,26 @@ class GRPOConfig(TrainingArguments):
         if self.steps_per_generation is None:
             self.steps_per_generation = self.gradient_accumulation_steps
         G, batch = self.num_generations, self.per_device_train_batch_size
-        rules = [
-            (G >= 2, f"num_generations must be >= 2, got {G}: advantages "
-                     "compare completions of the same prompt"),
-            (self.steps_per_generation >= 1, "steps_per_generation must be "
-             f">= 1, got {self.steps_per_generation}"),
-            (batch % G == 0, f"per_device_train_batch_size ({batch}) counts "
-             f"completions and must be a multiple of num_generations ({G}): "
-             f"try {batch - batch % G or G} or {batch - batch % G + G}"),
-            (self.max_completion_length >= 1, "max_completion_length must be "
-             f">= 1, got {self.max_completion_length}"),
-            (self.temperature > 0, f"temperature must be > 0, got "
-             f"{self.temperature}"),
-            (self.epsilon > 0, f"epsilon must be > 0, got {self.epsilon}"),
-            (self.beta >= 0, f"beta must be >= 0, got {self.beta}"),
+        rules = [  # (holds, field, what is wrong and how to fix it)
+            (G >= 2, "num_generations", f"must be >= 2, got {G}: advantages "
+             "compare completions of the same prompt"),
+            (self.steps_per_generation >= 1, "steps_per_generation",
+             f"must be >= 1, got {self.steps_per_generation}"),
+            (batch % G == 0, "per_device_train_batch_size",
+             f"({batch}) counts completions and must be a multiple of "
+             f"num_generations ({G}): try {batch - batch % G or G} or "
+             f"{batch - batch % G + G}"),
+            (self.max_completion_length >= 1, "max_completion_length",
+             f"must be >= 1, got {self.max_completion_length}"),
+            (self.temperature > 0, "temperature",
+             f"must be > 0, got {self.temperature}"),
+            (self.epsilon > 0, "epsilon", f"must be > 0, got {self.epsilon}"),
+            (self.beta >= 0, "beta", f"must be >= 0 (0 turns the KL off), "
+             f"got {self.beta}"),
         ]
-        for ok, message in rules:
-            if not ok:
-                raise ValueError(f"GRPOConfig: {message}")
+        for holds, name, problem in rules:
+            if not holds:
+                raise ValueError(f"GRPOConfig.{name} {problem}")
         super().__post_init__()
 
 

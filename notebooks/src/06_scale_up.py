@@ -1,0 +1,146 @@
+# %% [markdown]
+# # 06 · Scale up: the GPU preset, a real model, several processes
+#
+# **You will:** run the trainers you built on a bigger preset (on a GPU,
+# if you have one) and on a real instruct model from the Hub (if you are
+# online); see how the cost of generation changes; launch several
+# processes; and meet the errors the kit gives for bad input. Nothing new
+# to write: the same trainers, more hardware.
+#
+# **Time:** 15 minutes; the cells run in about 30 seconds on two CPU cores
+# (offline), a few minutes on a GPU with the real model.
+
+# %%
+from kit import doctor, recipes, tasks
+from kit.course import setup_notebook
+from kit.live import LivePlotCallback
+from kit.models import PRESETS, default_preset, load_policy, pick_device
+from kit.trainers import DPOConfig, GRPOConfig
+
+setup_notebook()
+preset = default_preset()
+online = doctor.is_online()
+print(f"device {pick_device()}, preset {preset!r}, "
+      f"{'online' if online else 'offline'}")
+
+# %% [markdown]
+# ## Presets
+#
+# The `"gpu"` preset is the same Llama, about 30 times larger. Its starting
+# policy is built the first time you ask for it (`load_policy(preset=
+# "gpu")` runs the course's SFT recipe; a minute or two on a GPU) and is
+# cached in `~/.cache/inside-the-trainer`.
+
+# %%
+for name, sizes in PRESETS.items():
+    print(f"{name:>4}: {sizes}")
+
+# %% [markdown]
+# ## GRPO on this machine's preset
+#
+# The recipe of notebook 05 on `preset`, generating every 4 steps. On a CPU
+# the generation panel shows a few milliseconds per call; on a GPU the
+# training step shrinks far more than generation does — token-by-token
+# decoding is latency-bound — so the saw-tooth stands out even more, and
+# batching generations over steps pays even more.
+
+# %%
+trainer = recipes.grpo_trainer(
+    preset, output_dir="runs/06_grpo", max_steps=120, eval_steps=40,
+    callbacks=[LivePlotCallback(("reward",), title=f"GRPO, {preset} preset")])
+recipes.quiet(trainer)
+result = trainer.train()
+print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s;"
+      f" generation: {trainer.state.log_history[-1]['generation/seconds']:.2f}"
+      " s")
+
+# %% [markdown]
+# ## A real model from the Hub (online only)
+#
+# The same `GRPOTrainer` on a small instruct model and grade-school maths
+# (GSM8K), mapped to the same `prompt` / `answer` format. The reward reads
+# the last number of the completion. A few dozen steps will not make it a
+# mathematician — watch the generation panel: real completions are long,
+# and generation is now most of each step.
+
+# %%
+if online:
+    model, tokenizer = load_policy("HuggingFaceTB/SmolLM2-135M-Instruct")
+    gsm8k = tasks.hub_prompt_dataset("openai/gsm8k", n=256,
+                                     tokenizer=tokenizer)
+    trainer = recipes.grpo_trainer(
+        preset, output_dir="runs/06_hub", model=model, tokenizer=tokenizer,
+        train_dataset=gsm8k, eval_strategy="no", eval_on_start=False,
+        reward_funcs=[tasks.final_number_reward], max_steps=24,
+        per_device_train_batch_size=16, num_generations=8,
+        steps_per_generation=4, max_prompt_length=256,
+        max_completion_length=128, learning_rate=1e-6, logging_steps=1,
+        callbacks=[LivePlotCallback(("reward",), title="SmolLM2 on GSM8K")])
+    recipes.quiet(trainer)
+    trainer.train()
+else:
+    print("Offline: the toy world above stands in for the real model. "
+          "Online (e.g. on Colab), this cell trains "
+          "HuggingFaceTB/SmolLM2-135M-Instruct on GSM8K.")
+
+# %% [markdown]
+# ## Several processes
+#
+# The trainers need no change to run data-parallel: each process gets its
+# own share of every big batch (a whole number of groups, so advantages
+# stay within a prompt's G completions), and rewards are gathered across
+# processes. From a terminal:
+#
+# ```bash
+# accelerate launch --multi_gpu --num_processes 2 -m kit train grpo
+# accelerate launch --multi_gpu --num_processes 2 -m kit train dpo
+# ```
+#
+# On a machine without a GPU these start two CPU processes that talk over
+# gloo (the kit asks for `use_cpu` when there is no accelerator; with
+# accelerate 1.16, `--cpu` alone starts only one process). The tests run
+# both commands.
+#
+# ## Nothing is lost
+#
+# `python -m kit train grpo --save-steps 10` writes checkpoints; `--resume-
+# from-checkpoint runs/grpo/checkpoint-10` continues to the same weights and
+# the same log history as a run never stopped — GRPO's generation buffer
+# and counters are saved with the checkpoint, since a checkpoint can fall
+# in the middle of a generation.
+#
+# ## Bad input gets a clear error
+#
+# Every mistake is caught before training time is spent, with a message
+# that names the field and the fix:
+
+# %%
+attempts = {
+    "one generation per prompt": lambda: GRPOConfig(
+        "runs/06_bad", num_generations=1),
+    "a batch that splits a group": lambda: GRPOConfig(
+        "runs/06_bad", per_device_train_batch_size=12, num_generations=8),
+    "a negative beta for DPO": lambda: DPOConfig("runs/06_bad", beta=-0.1),
+    "a reward of the wrong length": lambda: recipes.grpo_trainer(
+        "cpu", output_dir="runs/06_bad",
+        reward_funcs=[lambda prompts, completions, **columns: [1.0]]),
+    "a dataset without its column": lambda: recipes.grpo_trainer(
+        "cpu", output_dir="runs/06_bad",
+        train_dataset=tasks.sft_dataset("train", n=64)),
+}
+for what, attempt in attempts.items():
+    try:
+        attempt()
+    except ValueError as error:
+        print(f"{what}:\n    {error}\n")
+
+# %% [markdown]
+# The README lists them all, in a table "What happens when…".
+#
+# ## What you learned
+#
+# - Presets change sizes, not code: the trainers run as they are on a GPU,
+#   on a Hub model, in several processes.
+# - On a GPU generation dominates even more; `steps_per_generation` is the
+#   lever.
+# - Checkpoints carry everything a trainer keeps between steps.

@@ -1,0 +1,81 @@
+"""Two processes on CPU (gloo): DPO and GRPO train together, groups intact.
+
+accelerate 1.16 starts a single process for `--cpu` (several CPU processes
+need mpirun there), so we launch with `--multi_gpu`; without a GPU the kit
+asks for `use_cpu`, and the processes talk over gloo.
+"""
+
+import json
+import math
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kit.losses import group_advantages
+
+pytestmark = pytest.mark.multiprocess
+ACCELERATE = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu",
+              "--num_processes", "2", "--num_machines", "1",
+              "--mixed_precision", "no", "--dynamo_backend", "no"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(*args):
+    result = subprocess.run([*ACCELERATE, "--main_process_port",
+                             str(free_port()), *args], capture_output=True,
+                            text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
+@pytest.fixture(scope="module")
+def grpo_runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("grpo")
+    launch(str(Path(__file__).with_name("multiprocess_grpo.py")), str(out))
+    return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+
+
+def test_grpo_runs_in_two_processes(grpo_runs):
+    assert [run["processes"] for run in grpo_runs] == [2, 2]
+    # 6 steps, k = 2: three generations in each process
+    assert [run["calls"] for run in grpo_runs] == [math.ceil(6 / 2)] * 2
+
+
+def test_each_prompts_completions_stay_in_one_group(grpo_runs):
+    G = 4
+    for run in grpo_runs:
+        for generation in run["generations"]:
+            prompts = generation["prompts"]
+            assert len(prompts) == 8 * 2  # per_device batch x k
+            for start in range(0, len(prompts), G):
+                assert len(set(prompts[start:start + G])) == 1
+    for first, second in zip(*(run["generations"] for run in grpo_runs)):
+        assert not set(first["prompts"]) & set(second["prompts"])
+
+
+def test_advantages_are_computed_over_whole_groups(grpo_runs):
+    for first, second in zip(*(run["generations"] for run in grpo_runs)):
+        rewards = torch.tensor(first["rewards"] + second["rewards"])
+        expected = group_advantages(rewards, 4)
+        actual = torch.tensor(first["advantages"] + second["advantages"])
+        assert torch.allclose(actual, expected, atol=1e-6)
+
+
+def test_dpo_trains_in_two_processes(tmp_path):
+    launch("-m", "kit", "train", "dpo", "--max-steps", "4",
+           "--output-dir", str(tmp_path))
+    history = json.loads((tmp_path / "log_history.json").read_text())
+    assert (tmp_path / "model.safetensors").exists()
+    # 4 steps of 2 x 64 pairs over 9000 training pairs: twice one process's
+    batches_per_epoch = math.ceil(9000 / (2 * 64))
+    assert history[-1]["epoch"] == pytest.approx(4 / batches_per_epoch)
+    assert "eval_rewards/accuracies" in history[0]
