@@ -6,7 +6,7 @@
 # (★★), then fall into the gradient-accumulation trap — with numbers — and
 # climb out with `num_items_in_batch` and `loss_is_scaled_for_ga`.
 #
-# **Time:** 20–30 minutes; the cells run in about 30 seconds on two CPU
+# **Time:** 20–30 minutes; the cells run in about 20 seconds on two CPU
 # cores.
 
 # %%

@@ -6,7 +6,7 @@
 # steps (★★); write the generation buffer in `_prepare_inputs` (★★★); and
 # watch the cost of `generate()` fall on the live plot, k = 1 against k = 8.
 #
-# **Time:** 30–40 minutes; the cells run in about 40 seconds on two CPU
+# **Time:** 30–40 minutes; the cells run in about 20 seconds on two CPU
 # cores.
 
 # %%

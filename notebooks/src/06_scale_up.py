@@ -7,7 +7,7 @@
 # processes; and meet the errors the kit gives for bad input. Nothing new
 # to write: the same trainers, more hardware.
 #
-# **Time:** 15 minutes; the cells run in about 30 seconds on two CPU cores
+# **Time:** 15 minutes; the cells run in about 15 seconds on two CPU cores
 # (offline), a few minutes on a GPU with the real model.
 
 # %%
