@@ -1,22 +1,21 @@
-"""`python -m kit bench`: what batching generation over k steps saves.
+"""`python -m kit bench`: what generating for k steps at once saves.
 
-The same GRPO workload trains for the same number of optimizer steps with
-steps_per_generation = k for each k asked for; the trainer's own counters
-(`generation/calls`, `generation/seconds`, `generation/tokens`) give the
-cost of generation. Each timing is the median of `repeats` runs.
+The same GRPO workload (the starting policy, one prompt x G=8 completions a
+step, gradient accumulation 1) trains for the same number of optimizer steps
+at each steps_per_generation k. The numbers are the trainer's own log:
+GRPOTrainer's `generation/*` counters and `train_runtime`, medians of
+`repeats` runs.
 
-Why the measured saving is smaller than the ideal 1/k: one generate() call
-over k times as many sequences costs more than one call over the base
-batch, because the compute of every token step grows with the batch. What
-batching saves is the fixed cost of each call and of each token step
-(Python, kernel launches), which dominates for small models — on a CPU
-with the "cpu" preset most of it, on a GPU even more.
+Why the measured saving is smaller than the ideal 1/k: k times fewer calls,
+but each one generates for k times as many sequences, and the arithmetic of
+every token step grows with the batch. What batching saves is the fixed cost
+of each call and of each token step (Python, the sampling loop, kernel
+launches) - most of the cost for a model this small, but not all of it.
 """
 
 import json
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 from matplotlib.ticker import NullFormatter
@@ -29,74 +28,74 @@ KEYS = ("steps_per_generation", "generate_calls",
         "generation_seconds_per_step", "seconds_per_step", "tokens_per_second")
 
 
-def _one_run(k, steps, preset, seed):
-    # One prompt x G=8 completions a step keeps each generate() small, as in
-    # RL with long completions, where the batch per step is what fits.
+def one_run(k, steps, preset=None, seed=0):
+    """Train the workload once; the last logged value of every key."""
     with tempfile.TemporaryDirectory() as output_dir:
-        trainer = recipes.grpo_trainer(
+        trainer = recipes.grpo_trainer(  # model=None: a fresh policy per run
             preset, output_dir=output_dir, seed=seed, max_steps=steps,
-            steps_per_generation=k, per_device_train_batch_size=8,
-            num_generations=8, eval_strategy="no", eval_on_start=False,
-            logging_steps=steps, disable_tqdm=True)
-        recipes.quiet(trainer)
-        start = time.perf_counter()
-        trainer.train()
-        seconds = time.perf_counter() - start
-    generation = trainer._generation
-    return {"generate_calls": generation["calls"],
-            "generation_seconds": generation["seconds"],
-            "tokens": generation["tokens"], "seconds": seconds}
-
-
-def _median(runs, key):
-    return statistics.median(run_[key] for run_ in runs)
+            steps_per_generation=k, gradient_accumulation_steps=1,
+            # One prompt x G=8 a step keeps each generate() small, so on a
+            # CPU the fixed cost of a call dominates and serving k steps
+            # from one call pays off. Bigger batches would hide it.
+            per_device_train_batch_size=8, num_generations=8,
+            # The recipe evaluates from step 0; we time training alone.
+            eval_strategy="no", eval_on_start=False, logging_steps=steps,
+            save_strategy="no", disable_tqdm=True)
+        recipes.quiet(trainer).train()
+    return {key: value for logs in trainer.state.log_history
+            for key, value in logs.items()}
 
 
 def run(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, seed=0):
-    """One row per k, with the median of `repeats` timed runs."""
-    _one_run(1, 2, preset, seed)  # warm-up: first-call costs, untimed
+    """Time the workload at each k.
+
+    Returns:
+        One dict per k with the keys in `KEYS`; timings are medians.
+    """
+    # Untimed warm-up: the first run pays one-off costs (imports, loading
+    # the policy from disk, allocator growth) that would land on k=ks[0].
+    one_run(1, 2, preset, seed)
     # Interleave the ks in every repeat, so that a machine slowing down or
     # speeding up mid-benchmark touches every k alike.
-    by_k = {k: [] for k in ks}
+    finals = {k: [] for k in ks}
     for _ in range(repeats):
         for k in ks:
-            by_k[k].append(_one_run(k, steps, preset, seed))
-    rows = []
-    for k, runs in by_k.items():
-        for run_ in runs:
-            run_["tokens_per_second"] = run_["tokens"] / run_["generation_seconds"]
-        rows.append({
-            "steps_per_generation": k,
-            "generate_calls": runs[0]["generate_calls"],
-            "generation_seconds_per_step": _median(runs, "generation_seconds")
-            / steps,
-            "seconds_per_step": _median(runs, "seconds") / steps,
-            "tokens_per_second": _median(runs, "tokens_per_second"),
-        })
-    return rows
+            finals[k].append(one_run(k, steps, preset, seed))
+    return [_row(k, steps, runs) for k, runs in finals.items()]
+
+
+def _row(k, steps, runs):
+    """One row of the table from the final logs of a k's runs."""
+    median = statistics.median
+    return {
+        "steps_per_generation": k,
+        "generate_calls": int(runs[0]["generation/calls"]),  # same every run
+        "generation_seconds_per_step":
+            median(r["generation/seconds"] for r in runs) / steps,
+        "seconds_per_step": median(r["train_runtime"] for r in runs) / steps,
+        "tokens_per_second": median(r["generation/tokens"]
+                                    / r["generation/seconds"] for r in runs)}
 
 
 def table(rows):
-    """The rows as a plain-text table, with each k's saving against k=1."""
+    """The rows as a plain-text table, each k's generation cost against k=1."""
     base = {r["steps_per_generation"]: r for r in rows}.get(1)
     lines = [f"{'k':>3} {'generate calls':>15} {'generation s/step':>18} "
              f"{'total s/step':>13} {'tokens/s':>9} {'gen/step vs k=1':>16}"]
     for r in rows:
-        ratio = "-"
-        if base:
-            saving = (r["generation_seconds_per_step"]
-                      / base["generation_seconds_per_step"])
-            ratio = f"{saving:.2f}"
+        gen = r["generation_seconds_per_step"]
+        ratio = "-" if base is None else (
+            f"{gen / base['generation_seconds_per_step']:.2f}")
         lines.append(
             f"{r['steps_per_generation']:>3} {r['generate_calls']:>15} "
-            f"{r['generation_seconds_per_step']:>18.4f} "
-            f"{r['seconds_per_step']:>13.4f} {r['tokens_per_second']:>9.0f} "
-            f"{ratio:>16}")
+            f"{gen:>18.4f} {r['seconds_per_step']:>13.4f} "
+            f"{r['tokens_per_second']:>9.0f} {ratio:>16}")
     return "\n".join(lines)
 
 
 def plot(rows):
-    """Seconds per step against k, measured, with the ideal 1/k."""
+    """Seconds per step against k beside generate() calls against k."""
+    rows = sorted(rows, key=lambda r: r["steps_per_generation"])
     ks = [r["steps_per_generation"] for r in rows]
     figure = LiveFigure(figsize=(10, 3.6))
     cost_ax, calls_ax = figure.subplots(1, 2)
@@ -106,22 +105,28 @@ def plot(rows):
                  label="whole step, measured")
     cost_ax.plot(ks, [generation[0] * ks[0] / k for k in ks], "k--",
                  label="generation, ideal 1/k")
-    cost_ax.set(xscale="log", yscale="log", xlabel="steps_per_generation k",
-                ylabel="seconds per optimizer step",
-                title="cost per step (median)")
-    calls_ax.bar([str(k) for k in ks], [r["generate_calls"] for r in rows])
-    calls_ax.set(xlabel="steps_per_generation k", ylabel="generate() calls",
-                 title="generate() calls in the run")
-    cost_ax.set_xticks(ks, [str(k) for k in ks])
-    cost_ax.xaxis.set_minor_formatter(NullFormatter())
+    cost_ax.set(yscale="log", ylabel="seconds per optimizer step",
+                title="cost per step (median of runs)")
     cost_ax.legend(fontsize="small")
+    calls = [r["generate_calls"] for r in rows]
+    calls_ax.plot(ks, calls, "o-")
+    for k, n in zip(ks, calls):
+        calls_ax.annotate(str(n), (k, n), (0, 6), textcoords="offset points")
+    calls_ax.set(ylim=(0, max(calls) * 1.2), ylabel="generate() calls",
+                 title="generate() calls in a run")
+    for ax in (cost_ax, calls_ax):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ks, [str(k) for k in ks])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("steps_per_generation k")
     figure.tight_layout()
     return figure
 
 
 def main(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, as_json=False,
          plot_path="runs/bench/bench.png"):
-    logging.disable_progress_bar()  # stdout is the table (or the JSON)
+    """Run the benchmark, print the table (or JSON), save the plot."""
+    logging.disable_progress_bar()  # no "Loading weights" bar per run
     logging.set_verbosity_error()
     rows = run(ks, repeats, steps, preset)
     plot_path = Path(plot_path)
@@ -132,13 +137,14 @@ def main(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, as_json=False,
         return 0
     print(table(rows))
     print(f"plot saved to {plot_path}")
-    first, last = rows[0], rows[-1]
-    if len(rows) > 1:
-        ratio = (last["generation_seconds_per_step"]
-                 / first["generation_seconds_per_step"])
-        ideal = first["steps_per_generation"] / last["steps_per_generation"]
-        print(f"generation per step at k={last['steps_per_generation']} is "
-              f"{ratio:.2f} of k={first['steps_per_generation']}'s (ideal "
-              f"{ideal:.3f}: {last['generate_calls']} calls instead of "
-              f"{first['generate_calls']})")
+    by_k = {r["steps_per_generation"]: r for r in rows}
+    base, top = by_k.get(1, by_k[min(by_k)]), by_k[max(by_k)]
+    if top is not base:
+        k0, k = base["steps_per_generation"], top["steps_per_generation"]
+        ratio = (top["generation_seconds_per_step"]
+                 / base["generation_seconds_per_step"])
+        print(f"Generation per step at k={k} is {ratio:.2f} of k={k0}'s, "
+              f"against an ideal 1/k of {k0 / k:.3f} "
+              f"({top['generate_calls']} generate() calls instead of "
+              f"{base['generate_calls']}).")
     return 0

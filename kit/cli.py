@@ -30,7 +30,8 @@ def _build(args):
     from kit import course
     stale = course.build(check=args.check)
     for path in stale:
-        verb = "out of date (run `python -m kit build`)" if args.check else "written"
+        verb = ("out of date (run `python -m kit build`)" if args.check
+                else "written")
         print(f"{path.relative_to(course.ROOT)}: {verb}")
     if not stale:
         print("all notebooks match their sources")
@@ -87,7 +88,7 @@ def parser():
     bench = commands.add_parser(
         "bench", help="time GRPO's generation at several steps_per_generation")
     bench.add_argument("--k", type=int, nargs="+", default=[1, 2, 4, 8],
-                       help="the steps_per_generation values (default 1 2 4 8)")
+                       help="steps_per_generation values (default 1 2 4 8)")
     bench.add_argument("--repeats", type=int, default=5,
                        help="timed runs per k; the table shows medians")
     bench.add_argument("--steps", type=int, default=64,

@@ -29,7 +29,8 @@ def _installed(package):
 
 
 def is_online(timeout=1.0):
-    """True when the Hugging Face Hub can be reached (and is not switched off)."""
+    """True when the Hugging Face Hub can be reached and is not switched
+    off (HF_HUB_OFFLINE)."""
     if os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false"):
         return False
     try:
@@ -40,7 +41,7 @@ def is_online(timeout=1.0):
 
 
 def report():
-    """Print the report; return the list of problems (empty when all is well)."""
+    """Print the report; return the problems (none when all is well)."""
     problems = []
     print(f"python        {sys.version.split()[0]} ({platform.platform()})")
     for package, oldest in REQUIRED.items():
@@ -49,8 +50,8 @@ def report():
             problems.append(f"{package} is not installed: run `make setup`")
             version = "MISSING"
         elif _version_tuple(version) < _version_tuple(oldest):
-            problems.append(f"{package} {version} is too old, the course needs "
-                            f">= {oldest}: run `make setup`")
+            problems.append(f"{package} {version} is too old, the course "
+                            f"needs >= {oldest}: run `make setup`")
         print(f"{package:<13} {version}")
     for package in OPTIONAL:
         print(f"{package:<13} {_installed(package) or '-'} (optional)")

@@ -13,7 +13,8 @@ def accumulated_gradient(trainer, micro_batches):
 
     Mirrors one optimizer step of the Trainer's loop: `get_batch_samples`
     counts the items of all micro-batches once (`num_items_in_batch`), then
-    each one goes through `training_step`. Returns the flattened gradient; the weights are not updated.
+    each one goes through `training_step`. Returns the flattened gradient;
+    the weights are not updated.
     """
     model = trainer.model
     model.zero_grad()
@@ -22,13 +23,14 @@ def accumulated_gradient(trainer, micro_batches):
     trainer.current_gradient_accumulation_steps = len(batches)
     for batch in batches:
         trainer.training_step(model, dict(batch), num_items)
-    grads = [p.grad.flatten() for p in model.parameters() if p.grad is not None]
+    grads = [p.grad.flatten() for p in model.parameters()
+             if p.grad is not None]
     model.zero_grad()
     return torch.cat(grads)
 
 
 def split(batch, sizes):
-    """Cut a collated batch (a dict of tensors) into micro-batches of `sizes`."""
+    """Cut a collated batch (a dict of tensors) into micro-batches."""
     out, start = [], 0
     for size in sizes:
         out.append({k: v[start:start + size] for k, v in batch.items()})

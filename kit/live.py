@@ -16,7 +16,7 @@ from transformers import TrainerCallback
 
 
 def headless():
-    """True under nbval, pytest or `python -m kit grade`: draw once, at the end."""
+    """True under nbval, pytest or `kit grade`: draw once, at the end."""
     return bool(os.environ.get("PYTEST_CURRENT_TEST")
                 or os.environ.get("KIT_HEADLESS"))
 

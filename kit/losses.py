@@ -171,7 +171,8 @@ def per_token_kl(per_token_logps, ref_per_token_logps):
 
 
 def grpo_loss(per_token_logps, old_per_token_logps, advantages,
-              completion_mask, epsilon=0.2, beta=0.0, ref_per_token_logps=None):
+              completion_mask, epsilon=0.2, beta=0.0,
+              ref_per_token_logps=None):
     """The clipped surrogate of GRPO (+ β·KL to a reference when β > 0).
 
     Args:

@@ -117,5 +117,6 @@ def greedy_accuracy(model, tokenizer, dataset, batch_size=256):
     for start in range(0, len(dataset), batch_size):
         rows = dataset[start:start + batch_size]
         completions = complete(model, tokenizer, rows["prompt"])
-        right += sum(c.strip() == a for c, a in zip(completions, rows["answer"]))
+        right += sum(c.strip() == a
+                     for c, a in zip(completions, rows["answer"]))
     return right / len(dataset)

@@ -1,4 +1,4 @@
-"""The course's training runs, shared by the notebooks and `python -m kit train`.
+"""The course's training runs, shared by notebooks and `python -m kit train`.
 
 Each `*_trainer` function returns a ready `Trainer`, so a notebook can add a
 callback or swap a method before calling `.train()`; `run()` trains one and
@@ -95,7 +95,8 @@ def build_starting_policy(preset=None, path=None, seed=0):
     """Re-create the course's starting policy (what `train sft` saves)."""
     from kit.models import policy_path
     path = Path(path or policy_path(preset))
-    trainer = sft_trainer(preset, output_dir=path, seed=seed, disable_tqdm=True)
+    trainer = sft_trainer(preset, output_dir=path, seed=seed,
+                          disable_tqdm=True)
     trainer.train()
     save(trainer, path)
     return path
@@ -155,9 +156,9 @@ GRPO = {
 
 
 def grpo_trainer(preset=None, output_dir="runs/grpo", seed=0, max_steps=None,
-                 model=None, tokenizer=None, trainer_class=None, callbacks=None,
-                 reward_funcs=(tasks.correctness_reward,), train_dataset=None,
-                 eval_dataset=None, **args):
+                 model=None, tokenizer=None, trainer_class=None,
+                 callbacks=None, reward_funcs=(tasks.correctness_reward,),
+                 train_dataset=None, eval_dataset=None, **args):
     """GRPO from the starting policy, rewarded for right sums.
 
     Evaluation answers 500 held-out sums greedily: its `eval_reward` is the

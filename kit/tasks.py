@@ -12,7 +12,8 @@ import random
 import re
 
 from datasets import Dataset
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+from tokenizers import (Regex, Tokenizer, decoders, models, pre_tokenizers,
+                        processors)
 from transformers import PreTrainedTokenizerFast
 
 SPECIAL_TOKENS = ["<pad>", "<bos>", "<eos>", "<unk>"]
@@ -157,7 +158,7 @@ def hub_prompt_dataset(name_or_path="openai/gsm8k", config="main",
             question = tokenizer.apply_chat_template(
                 [{"role": "user", "content": question}], tokenize=False,
                 add_generation_prompt=True)
-        return {"prompt": question,
-                "answer": row["answer"].split("####")[-1].strip().replace(",", "")}
+        answer = row["answer"].split("####")[-1].strip().replace(",", "")
+        return {"prompt": question, "answer": answer}
     mapped = data.map(to_prompt, remove_columns=data.column_names)
     return mapped.select_columns(["prompt", "answer"])

@@ -20,7 +20,7 @@ class _EventRecorder(TrainerCallback):
 
 # Define every on_* event of TrainerCallback on the recorder, so that new
 # events in a later transformers show up in the trace without edits here.
-for _event in [name for name in dir(TrainerCallback) if name.startswith("on_")]:
+for _event in [n for n in dir(TrainerCallback) if n.startswith("on_")]:
     setattr(_EventRecorder, _event,
             lambda self, *args, _event=_event, **kwargs: self.note(_event))
 

@@ -7,6 +7,15 @@ import pytest
 
 from kit import bench
 
+CANNED = [  # what run() returns, for the tests of main() alone
+    {"steps_per_generation": 1, "generate_calls": 8,
+     "generation_seconds_per_step": 0.01, "seconds_per_step": 0.03,
+     "tokens_per_second": 3000.0},
+    {"steps_per_generation": 4, "generate_calls": 2,
+     "generation_seconds_per_step": 0.004, "seconds_per_step": 0.02,
+     "tokens_per_second": 7000.0},
+]
+
 
 @pytest.fixture(scope="module")
 def rows():
@@ -18,35 +27,54 @@ def test_rows_hold_the_documented_keys(rows):
     assert [row["steps_per_generation"] for row in rows] == [1, 4]
 
 
-def test_generate_calls_follow_the_law(rows):
+def test_one_generate_call_per_k_steps(rows):
     for row in rows:
-        assert row["generate_calls"] == math.ceil(8 / row["steps_per_generation"])
+        k = row["steps_per_generation"]
+        assert row["generate_calls"] == math.ceil(8 / k)
+
+
+def test_timings_are_positive(rows):
     for row in rows:
         assert row["generation_seconds_per_step"] > 0
-        assert row["seconds_per_step"] > row["generation_seconds_per_step"]
         assert row["tokens_per_second"] > 0
+        # generation happens inside training, so the step costs more
+        assert row["seconds_per_step"] > row["generation_seconds_per_step"]
 
 
-def test_table_and_plot(rows, tmp_path):
-    text = bench.table(rows)
-    assert text.splitlines()[0].split()[:3] == ["k", "generate", "calls"]
-    assert len(text.splitlines()) == 3
-    assert text.splitlines()[1].split()[-1] == "1.00"  # k=1 against itself
+def test_table_has_a_header_and_a_line_per_k(rows):
+    lines = bench.table(rows).splitlines()
+    assert lines[0].split() == ["k", "generate", "calls", "generation",
+                                "s/step", "total", "s/step", "tokens/s",
+                                "gen/step", "vs", "k=1"]
+    assert [line.split()[0] for line in lines[1:]] == ["1", "4"]
+    assert lines[1].split()[-1] == "1.00"  # k=1 against itself
+
+
+def test_table_without_k1_has_no_ratio():
+    lines = bench.table(CANNED[1:]).splitlines()
+    assert len(lines) == 2 and lines[1].split()[-1] == "-"
+
+
+def test_plot_saves_a_png(rows, tmp_path):
     figure = bench.plot(rows)
+    assert len(figure.axes) == 2
     figure.savefig(tmp_path / "bench.png")
     assert (tmp_path / "bench.png").read_bytes().startswith(b"\x89PNG")
 
 
-def test_main_prints_json_rows(monkeypatch, capsys, tmp_path, rows):
-    monkeypatch.setattr(bench, "run", lambda *args, **kwargs: rows)
-    assert bench.main(as_json=True, plot_path=tmp_path / "b" / "bench.png") == 0
-    assert json.loads(capsys.readouterr().out) == rows
-    assert (tmp_path / "b" / "bench.png").exists()
+def test_main_prints_json_rows_and_nothing_else(monkeypatch, capsys,
+                                                tmp_path):
+    monkeypatch.setattr(bench, "run", lambda *args, **kwargs: CANNED)
+    path = tmp_path / "b" / "bench.png"
+    assert bench.main(as_json=True, plot_path=path) == 0
+    assert json.loads(capsys.readouterr().out) == CANNED
+    assert path.read_bytes().startswith(b"\x89PNG")
 
 
-def test_main_prints_the_table_and_the_saving(monkeypatch, capsys, tmp_path,
-                                              rows):
-    monkeypatch.setattr(bench, "run", lambda *args, **kwargs: rows)
-    bench.main(plot_path=tmp_path / "bench.png")
+def test_main_prints_the_table_and_the_saving(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(bench, "run", lambda *args, **kwargs: CANNED)
+    assert bench.main(plot_path=tmp_path / "bench.png") == 0
     out = capsys.readouterr().out
-    assert "generate calls" in out and "ideal 0.250" in out
+    assert bench.table(CANNED) in out
+    assert str(tmp_path / "bench.png") in out
+    assert "k=4 is 0.40 of k=1's" in out and "ideal 1/k of 0.250" in out

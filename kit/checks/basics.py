@@ -53,7 +53,8 @@ def _trainer_and_batch(trainer_class):
                              use_cpu=True, disable_tqdm=True)
     trainer = trainer_class(model=model, args=args, processing_class=tokenizer)
     rows = tasks.sft_dataset("train", n=4, seed=7).map(
-        recipes.sft_features(tokenizer), remove_columns=["prompt", "completion"])
+        recipes.sft_features(tokenizer),
+        remove_columns=["prompt", "completion"])
     batch = DataCollatorForSeq2Seq(tokenizer, padding=True)(list(rows))
     return trainer, model, dict(batch)
 
@@ -171,6 +172,7 @@ def grade_callback_or_subclass(candidate):
     wrong = [r for r, answer in REQUESTS.items() if candidate[r] != answer]
     if wrong:
         first = wrong[0]
+        answer = REQUESTS[first]
         raise Mismatch(f"{len(wrong)} of {len(REQUESTS)} wrong, e.g. "
-                       f"{first!r} is a {REQUESTS[first]}: {WHY[REQUESTS[first]]}")
+                       f"{first!r} is a {answer}: {WHY[answer]}")
     return f"all {len(REQUESTS)} requests placed"

@@ -64,7 +64,7 @@ def _lookup(exercise_id):
 
 
 def check(exercise_id, candidate, **options):
-    """Grade `candidate` for exercise `exercise_id`; print and return a Result."""
+    """Grade `candidate` for exercise `exercise_id`; print, return a Result."""
     exercise = _lookup(exercise_id)
     try:
         note = exercise.grade(candidate, **options)
@@ -88,7 +88,8 @@ def _report(result):
     if result.status == "passed":
         print(f"✅ {exercise.id} {stars}: {result.message}")
     elif result.status == "not attempted":
-        print(f"⏸  {exercise.id} {stars}: not attempted — {result.message}")
+        print(f"⏸  {exercise.id} {stars}: not attempted — "
+              f"{result.message}")
     else:
         level = _failures[exercise.id] = _failures.get(exercise.id, 0) + 1
         print(f"❌ {exercise.id} {stars}: {result.message}")
@@ -98,7 +99,8 @@ def _report(result):
                   f"{exercise.hints[level - 1]}")
     _record(result)
     if os.environ.get("KIT_STRICT") == "1" and not result:
-        raise AssertionError(f"{exercise.id}: {result.status}: {result.message}")
+        raise AssertionError(
+            f"{exercise.id}: {result.status}: {result.message}")
 
 
 def _record(result):

@@ -28,9 +28,11 @@ def _logps_case(seed, batch=4, length=9, vocab=13):
 @exercise("sequence_logps", stars=1, notebook=NOTEBOOK,
           reference=losses.sequence_logps, hints=[
               "Same shift as the LM loss: logits[:, :-1] score the tokens "
-              "input_ids[:, 1:], and the mask follows: completion_mask[:, 1:].",
+              "input_ids[:, 1:], and the mask follows: "
+              "completion_mask[:, 1:].",
               "log_softmax over the vocabulary, then .gather(-1, "
-              "targets.unsqueeze(-1)).squeeze(-1) picks each token's log-prob.",
+              "targets.unsqueeze(-1)).squeeze(-1) picks each token's "
+              "log-prob.",
               "Multiply by the mask and .sum(-1): a sum, not a mean — DPO "
               "compares log-probabilities of whole sequences.",
           ])
@@ -111,9 +113,9 @@ def _dpo_setup(trainer_class, pairs=6):
             p.add_(0.02 * torch.randn_like(p))
     args = DPOConfig(tempfile.mkdtemp(), beta=0.5, report_to="none",
                      use_cpu=True, per_device_train_batch_size=pairs)
+    data = tasks.preference_dataset("train", n=pairs)
     trainer = trainer_class(model=model, ref_model=reference, args=args,
-                            train_dataset=tasks.preference_dataset("train", n=pairs),
-                            processing_class=tokenizer)
+                            train_dataset=data, processing_class=tokenizer)
     batch = next(iter(trainer.get_train_dataloader()))
     return trainer, batch
 

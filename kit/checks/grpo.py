@@ -41,7 +41,8 @@ def grade_get_train_dataloader(candidate):
     prompts = [row["prompt"] for row in first[0]]
     if any(prompts[i] != prompts[i - i % 4] for i in range(len(prompts))):
         raise Mismatch("each prompt should come 4 times in a row "
-                       "(num_generations): use sampler_fn=self._get_train_sampler")
+                       "(num_generations): use "
+                       "sampler_fn=self._get_train_sampler")
     if not first[0] == first[1] == first[2]:
         raise Mismatch("the same big batch should come 3 times "
                        "(steps_per_generation), once per step it serves")
@@ -49,7 +50,7 @@ def grade_get_train_dataloader(candidate):
 
 
 def _numbered_generations(trainer):
-    """Replace generation by a counter: row i of generation g holds g*1000+i."""
+    """Replace generation by a counter: row i of generation g is g*1000+i."""
     calls = []
 
     def fake(rows, greedy=False):
@@ -86,18 +87,20 @@ def grade_prepare_inputs(candidate):
     for step, ids in enumerate(served):
         if len(ids) != 8:
             raise Mismatch(f"step {step} got {len(ids)} completions; each "
-                           "step gets a slice of per_device_train_batch_size=8")
+                           "step gets a slice of "
+                           "per_device_train_batch_size=8")
     for generation in (0, 1):
         slices = torch.cat(served[3 * generation:3 * generation + 3]).flatten()
         expected = torch.arange(24) + 1000 * (generation + 1)
         if sorted(slices.tolist()) != expected.tolist():
-            raise Mismatch(f"the 3 slices of generation {generation + 1} should "
-                           "cover its 24 completions once each")
+            raise Mismatch(f"the 3 slices of generation {generation + 1} "
+                           "should cover its 24 completions once each")
     trainer.model.eval()
     trainer._prepare_inputs(next(big_batches))
     if calls[-1] != "greedy":
         raise Mismatch("in evaluation (model.training is False) generate "
-                       "greedily: self._generate_and_score(batch, greedy=True)")
+                       "greedily: "
+                       "self._generate_and_score(batch, greedy=True)")
     return "one generation every 3 steps, 3 slices that cover it"
 
 
@@ -125,7 +128,8 @@ def grade_group_advantages(candidate):
 def _loss_case(seed, B=4, T=5):
     g = torch.Generator().manual_seed(seed)
     old = -torch.rand(B, T, generator=g) * 3
-    logps = old + torch.randn(B, T, generator=g) * 0.4  # ratios beyond the clip
+    # some ratios fall beyond the clip
+    logps = old + torch.randn(B, T, generator=g) * 0.4
     mask = torch.ones(B, T, dtype=torch.long)
     mask[0, 3:] = 0
     mask[2, 1:] = 0
@@ -136,7 +140,8 @@ def _loss_case(seed, B=4, T=5):
 
 @exercise("grpo_loss", stars=3, notebook="05_grpo_end_to_end",
           reference=losses.grpo_loss, hints=[
-              "ratio = exp(per_token_logps − old_per_token_logps): 1 on-policy.",
+              "ratio = exp(per_token_logps − old_per_token_logps): 1 "
+              "on-policy.",
               "Per token: −min(ratio·A, clamp(ratio, 1−ε, 1+ε)·A), with A "
               "unsqueezed to (B, 1). The min is what makes the clip a "
               "pessimistic bound.",

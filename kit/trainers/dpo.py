@@ -34,7 +34,8 @@ class DPOConfig(TrainingArguments):
                              "try 0.1")
         if self.loss_type not in PREFERENCE_LOSSES:
             raise ValueError(f"DPOConfig.loss_type must be one of "
-                             f"{sorted(PREFERENCE_LOSSES)}, got {self.loss_type!r}")
+                             f"{sorted(PREFERENCE_LOSSES)}, got "
+                             f"{self.loss_type!r}")
         if self.max_length < 2:
             raise ValueError(f"DPOConfig.max_length must be >= 2, got "
                              f"{self.max_length}")
@@ -54,7 +55,8 @@ class DPOTrainer(MetricsMixin, Trainer):
         logits = model(input_ids=ids, attention_mask=mask).logits
         logps = sequence_logps(logits, ids, completion_mask)  # (2B,)
         with torch.no_grad():
-            ref_logits = self.ref_model(input_ids=ids, attention_mask=mask).logits
+            ref_logits = self.ref_model(input_ids=ids,
+                                        attention_mask=mask).logits
             ref_logps = sequence_logps(ref_logits, ids, completion_mask)
         chosen, rejected = logps.chunk(2)  # (B,) each
         ref_chosen, ref_rejected = ref_logps.chunk(2)
@@ -68,7 +70,8 @@ class DPOTrainer(MetricsMixin, Trainer):
 
     def get_batch_samples(self, epoch_iterator, num_batches, device):
         """Count the pairs in all micro-batches of one optimizer step."""
-        batches, _ = super().get_batch_samples(epoch_iterator, num_batches, device)
+        batches, _ = super().get_batch_samples(epoch_iterator, num_batches,
+                                               device)
         return batches, sum(len(b["input_ids"]) // 2 for b in batches)
 
     def prediction_step(self, model, inputs, prediction_loss_only,
@@ -94,14 +97,15 @@ class DPOTrainer(MetricsMixin, Trainer):
             eval_dataset = tokenize.dataset(eval_dataset, "eval_dataset")
         super().__init__(model=model, args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset,
-                         processing_class=processing_class, callbacks=callbacks,
-                         data_collator=tokenize.collate)
+                         processing_class=processing_class,
+                         callbacks=callbacks, data_collator=tokenize.collate)
         # The reference is the policy as it starts: a frozen copy by default.
         self.ref_model = ref_model or copy.deepcopy(self.model)
         self.ref_model.requires_grad_(False).eval().to(self.args.device)
 
     def _set_signature_columns_if_needed(self):
-        # What survives remove_unused_columns=True: our columns, not forward()'s.
+        # What survives remove_unused_columns=True: our columns, not those
+        # of the model's forward().
         self._signature_columns = ["prompt_ids", "chosen_ids", "rejected_ids"]
 
     def _remember(self, chosen_rewards, rejected_rewards, chosen, rejected):
@@ -126,10 +130,12 @@ class PreferenceTokenizer:
         missing = [c for c in COLUMNS if c not in dataset.column_names]
         if missing:
             raise ValueError(f"{name} has no column {missing[0]!r}: DPO needs "
-                             f"{list(COLUMNS)} (it has {dataset.column_names})")
+                             f"{list(COLUMNS)} (it has "
+                             f"{dataset.column_names})")
         if len(dataset) == 0:
             raise ValueError(f"{name} is empty: DPO needs preference rows")
-        return dataset.map(self.row, with_indices=True, fn_kwargs={"name": name})
+        return dataset.map(self.row, with_indices=True,
+                           fn_kwargs={"name": name})
 
     def row(self, example, index, name):
         prompt = self.tokenizer(example["prompt"])["input_ids"]

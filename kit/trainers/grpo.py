@@ -19,7 +19,8 @@ import torch
 from torch.utils.data import Sampler
 from transformers import Trainer, TrainingArguments
 
-from kit.losses import group_advantages, grpo_loss, per_token_kl, per_token_logps
+from kit.losses import (group_advantages, grpo_loss, per_token_kl,
+                         per_token_logps)
 from kit.trainers.metrics import MetricsMixin
 
 
@@ -42,8 +43,9 @@ class GRPOTrainer(MetricsMixin, Trainer):
 
     def _get_train_sampler(self, dataset=None):
         """Each prompt G times in a row; each big batch k times over."""
+        # the big batch of all processes together
         completions = (self._train_batch_size * self.args.steps_per_generation
-                       * self.accelerator.num_processes)  # all processes' big batch
+                       * self.accelerator.num_processes)
         return RepeatSampler(len(dataset or self.train_dataset),
                              self.args.num_generations,
                              completions // self.args.num_generations,
@@ -102,7 +104,8 @@ class GRPOTrainer(MetricsMixin, Trainer):
             completion_ids.masked_fill(completion_mask == 0,
                                        self.processing_class.pad_token_id),
             skip_special_tokens=True)
-        rewards = score(self.reward_funcs, prompts, completions, columns)  # (B, F)
+        # (B, F): one column per reward function
+        rewards = score(self.reward_funcs, prompts, completions, columns)
         total = rewards.sum(1).to(self.args.device)  # (B,)
         self.record(reward=total, **{f"rewards/{_name(f)}": rewards[:, i]
                                      for i, f in enumerate(self.reward_funcs)})
@@ -115,16 +118,20 @@ class GRPOTrainer(MetricsMixin, Trainer):
             return {**batch, "advantages": torch.zeros_like(total)}
         self._generation["tokens"] += int(completion_mask.sum())
         G = self.args.num_generations
-        everyone = self.accelerator.gather(total)  # whole groups, all processes
+        # Whole groups from all processes, then this process's share back.
+        everyone = self.accelerator.gather(total)
         start = self.accelerator.process_index * len(total)
-        batch["advantages"] = group_advantages(everyone, G)[start:start + len(total)]
+        advantages = group_advantages(everyone, G)
+        batch["advantages"] = advantages[start:start + len(total)]
         self.record(reward_std=everyone.view(-1, G).std(1),
                     **{"completions/mean_length": completion_mask.sum(1)})
         with torch.no_grad():
-            if self.args.gradient_accumulation_steps % self.args.steps_per_generation:
+            args = self.args
+            if args.gradient_accumulation_steps % args.steps_per_generation:
                 # Slices outlive this optimizer step: keep the log-probs of
                 # the policy that generated them, for the ratio.
-                batch["old_per_token_logps"] = self._completion_logps(self.model, batch)
+                batch["old_per_token_logps"] = self._completion_logps(
+                    self.model, batch)
             if self.args.beta > 0:
                 batch["ref_per_token_logps"] = self._completion_logps(
                     self.ref_model, batch)
@@ -135,8 +142,9 @@ class GRPOTrainer(MetricsMixin, Trainer):
         model = self.accelerator.unwrap_model(self.model)
         synchronize(self.args.device)
         start = time.perf_counter()
-        sampling = {} if greedy else dict(   # top_k=0: the whole vocabulary
-            do_sample=True, top_k=0, top_p=1.0, temperature=self.args.temperature)
+        sampling = {} if greedy else dict(  # top_k=0: the whole vocabulary
+            do_sample=True, top_k=0, top_p=1.0,
+            temperature=self.args.temperature)
         with torch.no_grad():
             out = model.generate(
                 **prompt, max_new_tokens=self.args.max_completion_length,
@@ -194,7 +202,8 @@ class GRPOTrainer(MetricsMixin, Trainer):
 
     def log(self, logs, start_time=None):
         if not any(key.startswith("eval_") for key in logs):
-            logs.update({f"generation/{k}": v for k, v in self._generation.items()})
+            logs.update({f"generation/{key}": value
+                         for key, value in self._generation.items()})
         super().log(logs, start_time)
 
     def _save_checkpoint(self, model, trial):
@@ -208,7 +217,8 @@ class GRPOTrainer(MetricsMixin, Trainer):
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
         super()._load_from_checkpoint(resume_from_checkpoint, model)
-        path = os.path.join(resume_from_checkpoint, _state_file(self.accelerator))
+        path = os.path.join(resume_from_checkpoint,
+                            _state_file(self.accelerator))
         if os.path.exists(path):
             state = torch.load(path, map_location=self.args.device,
                                weights_only=False)
@@ -230,7 +240,7 @@ class GRPOConfig(TrainingArguments):
     temperature: float = field(default=1.0, metadata={
         "help": "Sampling temperature of generation."})
     epsilon: float = field(default=0.2, metadata={
-        "help": "The clip: ratios may move within [1 - epsilon, 1 + epsilon]."})
+        "help": "The clip: ratios move within [1 - epsilon, 1 + epsilon]."})
     beta: float = field(default=0.0, metadata={
         "help": "Weight of the KL penalty to a frozen reference; 0 is off."})
     remove_unused_columns: bool = False  # reward functions read the columns
@@ -271,7 +281,8 @@ class RepeatSampler(Sampler):
     Prompts that do not fill a last big batch wait for the next epoch.
     """
 
-    def __init__(self, size, num_generations, prompts_per_batch, repeats, seed):
+    def __init__(self, size, num_generations, prompts_per_batch, repeats,
+                 seed):
         self.size, self.G = size, num_generations
         self.prompts_per_batch, self.repeats = prompts_per_batch, repeats
         self.seed, self.epoch = seed, 0
@@ -326,11 +337,13 @@ def score(reward_funcs, prompts, completions, columns):
             values = func(prompts=prompts, completions=completions, **columns)
         except Exception as error:
             raise ValueError(
-                f"reward function {_name(func)} raised {type(error).__name__}: "
+                f"reward function {_name(func)} raised "
+                f"{type(error).__name__}: "
                 f"{error} (it gets prompts, completions and the dataset "
                 f"columns {sorted(columns)} as keyword arguments)") from error
         if not hasattr(values, "__len__") or len(values) != len(completions):
-            got = len(values) if hasattr(values, "__len__") else type(values).__name__
+            got = (len(values) if hasattr(values, "__len__")
+                   else type(values).__name__)
             raise ValueError(
                 f"reward function {_name(func)} returned {got} values for "
                 f"{len(completions)} completions: return a list with one "
@@ -348,15 +361,16 @@ def score(reward_funcs, prompts, completions, columns):
 def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     """Refuse bad input before any training time is spent."""
     if tokenizer is None or tokenizer.pad_token_id is None:
-        raise ValueError("GRPOTrainer needs processing_class: a tokenizer with "
-                         "a pad token (tokenizer.pad_token = "
+        raise ValueError("GRPOTrainer needs processing_class: a tokenizer "
+                         "with a pad token (tokenizer.pad_token = "
                          "tokenizer.eos_token is the usual fix)")
     if "prompt" not in dataset.column_names:
         raise ValueError(f"{name} has no column 'prompt': GRPO needs one (it "
                          f"has {dataset.column_names})")
     if len(dataset) == 0:
         raise ValueError(f"{name} is empty: GRPO needs prompts")
-    lengths = [len(ids) for ids in tokenizer(list(dataset["prompt"]))["input_ids"]]
+    encoded = tokenizer(list(dataset["prompt"]))["input_ids"]
+    lengths = [len(ids) for ids in encoded]
     longest = max(range(len(lengths)), key=lengths.__getitem__)
     if lengths[longest] > args.max_prompt_length:
         raise ValueError(
@@ -366,5 +380,6 @@ def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     # A dry run of every reward function on two rows, so that a broken one
     # fails now and not after the first generate().
     rows = dataset.select(range(min(2, len(dataset))))
-    columns = {key: list(rows[key]) for key in rows.column_names if key != "prompt"}
+    columns = {key: list(rows[key]) for key in rows.column_names
+               if key != "prompt"}
     score(reward_funcs, list(rows["prompt"]), ["0"] * len(rows), columns)
