@@ -6,7 +6,7 @@ import torch.nn.functional as F
 from transformers import Trainer, TrainerCallback
 
 from kit import checks, losses
-from kit.checks.basics import REQUESTS, StopAtLoss
+from kit.checks.callbacks import REQUESTS, StopAtLoss
 from kit.trainers import CausalLMTrainer
 
 
@@ -88,10 +88,15 @@ def test_an_exception_in_the_learners_code_is_reported_briefly(capsys):
     assert "your code raised RuntimeError" in capsys.readouterr().out
 
 
-def test_hints_come_one_at_a_time(capsys):
+def doubled(logits, labels):  # no known mistake: numbers and hints in turn
+    return 2 * losses.causal_lm_loss(logits, labels)
+
+
+def test_an_unknown_mistake_gets_numbers_and_the_hints_in_turn(capsys):
     checks.core._failures.pop("causal_lm_loss", None)
-    checks.check("causal_lm_loss", summed)
-    checks.check("causal_lm_loss", summed)
+    result = checks.check("causal_lm_loss", doubled)
+    assert result.mistake is None and "max difference" in result.message
+    checks.check("causal_lm_loss", doubled)
     out = capsys.readouterr().out
     assert "hint 1/3" in out and "hint 2/3" in out
 
@@ -176,6 +181,47 @@ def test_compute_loss_rejects_known_mistakes(wrong):
 
 def test_compute_loss_stub_is_not_attempted():
     assert status("compute_loss", Stub) == "not attempted"
+
+
+NOTEBOOK_CELLS = """
+import torch.nn.functional as F
+from transformers import Trainer
+
+def causal_lm_loss(logits, labels):
+    {loss}
+
+class MyTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = causal_lm_loss(outputs.logits, labels)
+        return (loss, outputs) if return_outputs else loss
+"""
+
+
+@pytest.mark.parametrize("loss", [
+    "raise NotImplementedError",  # exercise 1 skipped
+    "return F.cross_entropy(logits.flatten(0, 1), labels.flatten())"])
+def test_compute_loss_stands_alone_when_exercise_1_is_not_done(loss, capsys):
+    scope = {}
+    exec(NOTEBOOK_CELLS.format(loss=loss), scope)
+    learners = scope["causal_lm_loss"]
+    result = checks.check("compute_loss", scope["MyTrainer"])
+    out = capsys.readouterr().out
+    assert result.status == "passed", out
+    assert ("exercise 1 is not done yet: using the kit's `causal_lm_loss` "
+            "to check this one") in out
+    assert scope["causal_lm_loss"] is learners  # put back afterwards
+
+
+def test_compute_loss_uses_the_learners_loss_once_it_passes(capsys):
+    scope = {}
+    exec(NOTEBOOK_CELLS.format(
+        loss="return F.cross_entropy(logits[:, :-1].flatten(0, 1), "
+             "labels[:, 1:].flatten())"), scope)
+    assert status("compute_loss", scope["MyTrainer"]) == "passed"
+    assert "not done yet" not in capsys.readouterr().out
 
 
 # ------------------------------------------------------------ stop_callback

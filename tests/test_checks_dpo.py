@@ -169,3 +169,66 @@ def test_dpo_compute_loss_rejects_known_mistakes(wrong):
 
 def test_dpo_compute_loss_stub_is_not_attempted():
     assert status("dpo_compute_loss", Stub) == "not attempted"
+
+
+# ------------------------------------- the false pass, and standing alone
+
+DPO_CELLS = """
+import torch
+from kit.losses import dpo_loss
+from kit.trainers import DPOTrainer
+
+def sequence_logps(logits, input_ids, completion_mask):
+    {logps}
+
+class MyDPOTrainer(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        logps = sequence_logps(logits, ids, inputs[{mask_key!r}])
+        with torch.no_grad():
+            ref_logits = self.ref_model(input_ids=ids,
+                                        attention_mask=mask).logits
+            ref_logps = sequence_logps(ref_logits, ids, inputs[{mask_key!r}])
+        chosen, rejected = logps.chunk(2)
+        ref_chosen, ref_rejected = ref_logps.chunk(2)
+        losses, chosen_rewards, rejected_rewards = dpo_loss(
+            chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta)
+        loss = losses.sum() / (num_items_in_batch or len(losses))
+        self._remember(chosen_rewards, rejected_rewards, chosen, rejected)
+        return (loss, {{"chosen_logps": chosen}}) if return_outputs else loss
+"""
+RIGHT_LOGPS = ("logprobs = logits[:, :-1].log_softmax(-1)\n"
+               "    token = logprobs.gather(-1, input_ids[:, 1:, None])"
+               "[..., 0]\n"
+               "    return (token * completion_mask[:, 1:]).sum(-1)")
+
+
+def learners_trainer(logps=RIGHT_LOGPS, mask_key="completion_mask"):
+    scope = {}
+    exec(DPO_CELLS.format(logps=logps, mask_key=mask_key), scope)
+    return scope
+
+
+def test_attention_mask_as_completion_mask_no_longer_passes(capsys):
+    scope = learners_trainer(mask_key="attention_mask")
+    result = checks.check("dpo_compute_loss", scope["MyDPOTrainer"])
+    assert result.status == "failed"
+    assert result.mistake == "attention_mask_as_completion_mask"
+    assert "logged log-probs and rewards" in capsys.readouterr().out
+
+
+def test_the_learners_notebook_answer_passes(capsys):
+    scope = learners_trainer()
+    assert status("dpo_compute_loss", scope["MyDPOTrainer"]) == "passed"
+    assert "not done yet" not in capsys.readouterr().out
+
+
+def test_dpo_compute_loss_stands_alone_when_exercise_1_is_not_done(capsys):
+    scope = learners_trainer(logps="raise NotImplementedError")
+    learners = scope["sequence_logps"]
+    assert status("dpo_compute_loss", scope["MyDPOTrainer"]) == "passed"
+    assert ("exercise 1 is not done yet: using the kit's `sequence_logps` "
+            "to check this one") in capsys.readouterr().out
+    assert scope["sequence_logps"] is learners

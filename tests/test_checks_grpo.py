@@ -180,3 +180,55 @@ def test_grpo_loss_accepts_the_reference():
                                    token_level_mean, no_kl, unmasked])
 def test_grpo_loss_rejects_known_mistakes(wrong):
     assert status("grpo_loss", wrong) == "failed"
+
+
+# ------------------------------------- the false pass, and standing alone
+
+class DropsNoneKeys(GRPOTrainer):
+    """Issue 9's false pass: the buffer keeps only the tensors."""
+
+    def _prepare_inputs(self, batch):
+        if not self.model.training:
+            return self._generate_and_score(batch, greedy=True)
+        k = self.args.steps_per_generation
+        if self._step % k == 0:
+            generated = self._generate_and_score(batch)
+            self._buffer = [
+                {key: value.chunk(k)[i] for key, value in generated.items()
+                 if value is not None} for i in range(k)]
+        inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
+
+
+def test_a_buffer_that_drops_none_values_no_longer_passes(capsys):
+    result = checks.check("prepare_inputs", DropsNoneKeys)
+    assert result.status == "failed"
+    assert result.mistake == "none_values_dropped"
+    assert "KeyError two cells later" in capsys.readouterr().out
+
+
+class BufferOnStubDataloader(DataloaderStub):
+    _prepare_inputs = GRPOTrainer._prepare_inputs
+
+
+class BufferOnNoSampler(NoSampler):
+    _prepare_inputs = GRPOTrainer._prepare_inputs
+
+
+@pytest.mark.parametrize("learners", [BufferOnStubDataloader,
+                                      BufferOnNoSampler])
+def test_prepare_inputs_stands_alone_when_exercise_1_is_not_done(learners,
+                                                                 capsys):
+    assert status("prepare_inputs", learners) == "passed"
+    assert ("exercise 1 is not done yet: using the kit's "
+            "`get_train_dataloader` to check this one"
+            in capsys.readouterr().out)
+
+
+def test_a_silent_exception_still_says_what_it_was(capsys):
+    class Empty(GRPOTrainer):
+        def _prepare_inputs(self, batch):
+            raise StopIteration
+    assert status("prepare_inputs", Empty) == "failed"
+    assert "raised StopIteration" in capsys.readouterr().out

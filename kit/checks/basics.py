@@ -1,17 +1,54 @@
-"""Checkers for notebooks 01 (the stock loss) and 02 (callbacks)."""
+"""Checkers for notebook 01 (the stock loss) and its catalogue of mistakes."""
 
 import tempfile
 
 import torch
-from transformers import (DataCollatorForSeq2Seq, TrainerCallback,
-                          TrainerControl, TrainerState, TrainingArguments)
+import torch.nn.functional as F
+from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
 from kit import losses, recipes, tasks
-from kit.checks.core import Mismatch, compare, exercise
+from kit.checks.core import (Mismatch, Mistake, Raised, attempt, call,
+                             compare, exercise)
 from kit.models import tiny_model
-from kit.trainers.sft import CausalLMTrainer
 
-# ------------------------------------------------------------- notebook 01
+NOTEBOOK = "01_stock_compute_loss"
+
+# ------------------------------------------------------------ causal_lm_loss
+# Each mistake is a wrong answer written as a learner writes it.
+
+
+def not_shifted(logits, labels):
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1),
+                           ignore_index=-100)
+
+
+def shifted_wrong_way(logits, labels):
+    V = logits.shape[-1]
+    return F.cross_entropy(logits[:, 1:].reshape(-1, V),
+                           labels[:, :-1].reshape(-1), ignore_index=-100)
+
+
+def minus_100_counted(logits, labels):
+    logprobs = logits[:, :-1].log_softmax(-1)  # (B, T-1, V)
+    mask = (labels[:, 1:] != -100).float()
+    targets = labels[:, 1:].clamp(min=0)  # -100 would not index
+    token = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return -(token * mask).sum() / mask.numel()  # every position counted
+
+
+def per_sequence_mean(logits, labels):
+    per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2),
+                                labels[:, 1:], reduction="none")  # (B, T-1)
+    mask = (labels[:, 1:] != -100).float()
+    return ((per_token * mask).sum(1) / mask.sum(1)).mean()
+
+
+def sum_not_divided(logits, labels):
+    V = logits.shape[-1]
+    return F.cross_entropy(logits[:, :-1].reshape(-1, V),
+                           labels[:, 1:].reshape(-1), ignore_index=-100,
+                           reduction="sum")
 
 
 def _lm_case(seed, batch=3, length=7, vocab=11):
@@ -24,26 +61,89 @@ def _lm_case(seed, batch=3, length=7, vocab=11):
     return logits, labels
 
 
-@exercise("causal_lm_loss", stars=1, notebook="01_stock_compute_loss",
-          reference=losses.causal_lm_loss, hints=[
+@exercise("causal_lm_loss", stars=1, notebook=NOTEBOOK,
+          answer=losses.causal_lm_loss, hints=[
               "Position t predicts token t+1: drop the last position of the "
               "logits and the first of the labels.",
               "F.cross_entropy wants (N, V) scores and (N,) targets: flatten "
               "both with .reshape(-1, V) and .reshape(-1).",
               "ignore_index=-100 skips prompt and padding, and the default "
               "reduction='mean' averages over the tokens that are left.",
+          ], mistakes=[
+              Mistake("not_shifted", "not shifted", "position t must predict "
+                      "token t+1, so drop the last logit and the first label",
+                      "compare logits[:, :-1] with labels[:, 1:]",
+                      not_shifted),
+              Mistake("shifted_wrong_way", "shifted the wrong way",
+                      "logits[:, 1:] against labels[:, :-1] asks each "
+                      "position for the token *before* it",
+                      "drop the *last* logit and the *first* label: "
+                      "logits[:, :-1], labels[:, 1:]", shifted_wrong_way),
+              Mistake("minus_100_counted", "-100 counted", "prompt and "
+                      "padding positions count in the mean, so the loss is "
+                      "too small", "average over labelled tokens only: "
+                      "ignore_index=-100 does it", minus_100_counted),
+              Mistake("per_sequence_mean", "per-sequence mean", "a mean per "
+                      "row, then over rows, gives a short answer's tokens "
+                      "more weight than a long one's",
+                      "one mean over all labelled tokens of the batch: "
+                      "flatten first, then F.cross_entropy", per_sequence_mean),
+              Mistake("sum_not_divided", "sum without dividing", "a sum "
+                      "grows with the number of tokens: the loss should be a "
+                      "mean", "keep F.cross_entropy's default "
+                      "reduction='mean'", sum_not_divided),
           ])
-def grade_causal_lm_loss(candidate):
-    verdicts = []
+def observe_causal_lm_loss(candidate):
+    seen = {}
     for seed in (0, 1):
         logits, labels = _lm_case(seed)
-        expected = losses.causal_lm_loss(logits, labels)
-        actual = candidate(logits.clone(), labels.clone())
-        if isinstance(actual, torch.Tensor) and actual.dim() > 0:
-            raise Mismatch(f"the loss should be one number (a 0-d tensor), "
-                           f"got shape {tuple(actual.shape)}")
-        verdicts.append(compare("loss", actual, expected))
-    return f"{verdicts[0]} on random logits, prompt and padding masked"
+        seen[f"loss (case {seed})"] = attempt(call, candidate, dict(
+            logits=logits, labels=labels))
+    return seen
+
+
+# ------------------------------------------------------------- compute_loss
+# The mistakes call the kit's causal_lm_loss: only the override is wrong.
+
+
+class AlwaysTuple(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        return losses.causal_lm_loss(outputs.logits, labels), outputs
+
+
+class IgnoresReturnOutputs(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        return losses.causal_lm_loss(outputs.logits, labels)
+
+
+class DividesByNone(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        V = outputs.logits.shape[-1]
+        loss = F.cross_entropy(outputs.logits[:, :-1].reshape(-1, V),
+                               labels[:, 1:].reshape(-1), reduction="sum")
+        loss = loss / num_items_in_batch
+        return (loss, outputs) if return_outputs else loss
+
+
+class MyTrainer(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")  # we compute the loss, not the model
+        outputs = model(**inputs)
+        loss = causal_lm_loss(outputs.logits, labels)
+        return (loss, outputs) if return_outputs else loss
+
+
+causal_lm_loss = losses.causal_lm_loss  # what MyTrainer calls, here
 
 
 def _trainer_and_batch(trainer_class):
@@ -59,120 +159,71 @@ def _trainer_and_batch(trainer_class):
     return trainer, model, dict(batch)
 
 
-@exercise("compute_loss", stars=2, notebook="01_stock_compute_loss",
-          reference=CausalLMTrainer.compute_loss, hints=[
+def _shape(returned):
+    """What compute_loss returned, reduced to what the Trainer relies on."""
+    if isinstance(returned, tuple):
+        outputs = returned[1] if len(returned) > 1 else None
+        return ("tuple", len(returned), _shape(returned[0]),
+                getattr(outputs, "logits", None) is not None)
+    if isinstance(returned, torch.Tensor):
+        return returned.detach()
+    return returned
+
+
+@exercise("compute_loss", stars=2, notebook=NOTEBOOK, answer=MyTrainer,
+          solution=MyTrainer, method="compute_loss",
+          uses=[("causal_lm_loss", "causal_lm_loss", losses.causal_lm_loss)],
+          hints=[
               "Take the labels out of `inputs` (inputs.pop('labels')), run "
               "model(**inputs) and give outputs.logits to your loss.",
               "Return just the loss, or (loss, outputs) when return_outputs "
               "is True: evaluation asks for both.",
-          ])
-def grade_compute_loss(candidate):
+          ], mistakes=[
+              Mistake("always_tuple", "always a tuple", "training calls "
+                      "compute_loss with return_outputs=False and wants the "
+                      "loss alone", "return (loss, outputs) if "
+                      "return_outputs else loss", AlwaysTuple),
+              Mistake("ignores_return_outputs", "ignores return_outputs",
+                      "evaluate() asks for (loss, outputs) with "
+                      "return_outputs=True", "return (loss, outputs) if "
+                      "return_outputs else loss", IgnoresReturnOutputs),
+              Mistake("divides_by_none", "divides by a None "
+                      "num_items_in_batch", "evaluation (and any call "
+                      "outside training) passes num_items_in_batch=None",
+                      "divide by num_items_in_batch only when it is given; "
+                      "else take the mean", DividesByNone),
+          ], judge=lambda candidate, seen, expected: _judge_compute_loss(
+              seen, expected))
+def observe_compute_loss(candidate):
     trainer, model, batch = _trainer_and_batch(candidate)
+    tokens = int((batch["labels"][:, 1:] != -100).sum())
     with torch.no_grad():
-        expected = model(**batch).loss
-        loss = trainer.compute_loss(model, dict(batch))
-        if isinstance(loss, tuple):
-            raise Mismatch("with return_outputs=False, return the loss alone, "
-                           "not a tuple")
-        verdict = compare("loss", loss, expected)
-        both = trainer.compute_loss(model, dict(batch), return_outputs=True)
-    if not (isinstance(both, tuple) and len(both) == 2):
+        return {
+            "the model's own loss": model(**batch).loss,
+            "loss": _shape(attempt(trainer.compute_loss, model, dict(batch))),
+            "loss with num_items_in_batch": _shape(attempt(
+                trainer.compute_loss, model, dict(batch),
+                num_items_in_batch=tokens)),
+            "return_outputs=True": _shape(attempt(
+                trainer.compute_loss, model, dict(batch),
+                return_outputs=True)),
+        }
+
+
+def _judge_compute_loss(seen, expected):
+    wanted = seen["the model's own loss"]
+    for name in ("loss", "loss with num_items_in_batch"):
+        if isinstance(seen[name], tuple):
+            raise Mismatch(f"with return_outputs=False, return the loss "
+                           f"alone, not a tuple ({name})")
+        verdict = compare(name, seen[name], wanted)
+    both = seen["return_outputs=True"]
+    if isinstance(both, Raised):
+        compare("loss (return_outputs=True)", both, wanted)
+    if not (isinstance(both, tuple) and both[1] == 2):
         raise Mismatch("with return_outputs=True, return (loss, outputs)")
-    if getattr(both[1], "logits", None) is None:
+    if not both[3]:
         raise Mismatch("the second item should be the model's outputs, "
                        "with .logits")
-    compare("loss (return_outputs=True)", both[0], expected)
+    compare("loss (return_outputs=True)", both[2], wanted)
     return f"{verdict} against the model's own loss"
-
-
-# ------------------------------------------------------------- notebook 02
-
-
-class StopAtLoss(TrainerCallback):
-    """Stop training once the logged training loss falls below `target`."""
-
-    def __init__(self, target):
-        self.target = target
-
-    def on_log(self, args, state, control, logs=None, **kwargs):
-        loss = (logs or {}).get("loss")  # eval and summary logs have none
-        if loss is not None and loss < self.target:
-            control.should_training_stop = True
-        return control
-
-
-@exercise("stop_callback", stars=1, notebook="02_callbacks_vs_subclassing",
-          reference=StopAtLoss, hints=[
-              "Override on_log(self, args, state, control, logs=None, "
-              "**kwargs); the training loss is logs['loss'].",
-              "Not every log has a 'loss' (evaluation, the final summary): "
-              "use logs.get('loss').",
-              "Set control.should_training_stop = True once the loss is "
-              "below the target, and return control.",
-          ])
-def grade_stop_callback(candidate):
-    callback = candidate(target=1.0)
-    state, control = TrainerState(), TrainerControl()
-    args = TrainingArguments(tempfile.mkdtemp(), report_to="none")
-    logs = [({"loss": 2.5}, False), ({"eval_loss": 0.5}, False),
-            ({"loss": 1.2, "learning_rate": 1e-3}, False),
-            ({"loss": 0.8}, True)]
-    for log, should_stop in logs:
-        returned = callback.on_log(args, state, control, logs=log)
-        control = returned if returned is not None else control
-        if bool(control.should_training_stop) != should_stop:
-            when = "stopped" if control.should_training_stop else "kept going"
-            raise Mismatch(f"with target 1.0 it {when} after the log {log}")
-    # And in a real run: a fresh model's loss falls below 2.0 in ~20 steps.
-    trainer = recipes.sft_trainer("cpu", output_dir=tempfile.mkdtemp(),
-                                  max_steps=200, logging_steps=5,
-                                  disable_tqdm=True)
-    trainer.add_callback(candidate(target=2.0))
-    recipes.quiet(trainer).train()
-    stopped_at = trainer.state.global_step
-    if stopped_at >= 200:
-        raise Mismatch("in a real run the callback never stopped training")
-    return f"stops a real run at step {stopped_at} of 200"
-
-
-REQUESTS = {
-    "Print the learning rate every 50 steps": "callback",
-    "Stop when the eval loss has not improved for 3 evaluations": "callback",
-    "Save a few generated samples at every evaluation": "callback",
-    "Draw a live plot of the loss": "callback",
-    "Weigh each token's loss by how rare the token is": "subclass",
-    "Serve each prompt G times in a row to the model": "subclass",
-    "Compute DPO's loss from chosen and rejected log-probs": "subclass",
-    "Skip the optimizer step when the gradients hold a NaN": "subclass",
-}
-WHY = {
-    "callback": "a callback watches the loop at fixed moments (on_log, "
-                "on_evaluate, ...) and can stop it, but cannot change what "
-                "is computed",
-    "subclass": "changing what is computed (the loss, the batches, the step) "
-                "needs an overridden Trainer method",
-}
-
-
-@exercise("callback_or_subclass", stars=2,
-          notebook="02_callbacks_vs_subclassing", reference=REQUESTS, hints=[
-              "Ask: does the request only need to *see* the loop (when), or "
-              "must it change *what* the loop computes?",
-              "Callbacks get the state and may set control flags; they never "
-              "see the loss tensor or the batch before it is used.",
-          ])
-def grade_callback_or_subclass(candidate):
-    undecided = [r for r in REQUESTS
-                 if candidate.get(r) not in ("callback", "subclass")]
-    if len(undecided) == len(REQUESTS):
-        raise NotImplementedError
-    if undecided:
-        raise Mismatch(f"{len(undecided)} requests still undecided, e.g. "
-                       f"{undecided[0]!r}: answer 'callback' or 'subclass'")
-    wrong = [r for r, answer in REQUESTS.items() if candidate[r] != answer]
-    if wrong:
-        first = wrong[0]
-        answer = REQUESTS[first]
-        raise Mismatch(f"{len(wrong)} of {len(REQUESTS)} wrong, e.g. "
-                       f"{first!r} is a {answer}: {WHY[answer]}")
-    return f"all {len(REQUESTS)} requests placed"

@@ -1,14 +1,19 @@
-"""The grading machinery: run a learner's answer, say what differs, hint.
+"""The grading machinery: run a learner's answer, name the mistake, hint.
 
-A checker is a function that takes the learner's candidate and either
-returns (a pass, optionally with a note) or raises `Mismatch` saying what is
-wrong. `check()` turns that into ✅ / ❌ / ⏸ for a person, a record for
-`python -m kit grade`, and an exception under KIT_STRICT=1.
+An exercise is graded in two steps. `observe(candidate)` runs the answer on
+fixed inputs (copies of them) and returns what it saw, {name: value}; the
+same function runs the kit's answer and every known mistake of the
+catalogue, each written as real code. `judge(candidate, seen, expected)`
+then says what differs (raising `Mismatch`). When a wrong answer behaves
+exactly like a catalogued mistake, `check()` names it and gives its hint.
 """
 
 import inspect
 import json
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -18,33 +23,69 @@ class Mismatch(AssertionError):
     """A wrong answer; the message says what differs."""
 
 
+class TimeLimit(Exception):
+    """The learner's code ran past check()'s time limit."""
+
+
+@dataclass
+class Mistake:
+    """A known wrong answer: `code` is written as a learner would write it."""
+    id: str
+    title: str  # a few words: "not shifted"
+    why: str  # one line: what is wrong
+    hint: str  # how to fix it
+    code: object
+
+
 @dataclass
 class Exercise:
     id: str
     stars: int
     notebook: str
-    grade: callable
-    reference: object  # what solution() shows: a function, class or value
+    number: int  # its place in the notebook: "exercise 1"
+    observe: callable  # candidate -> {name: value}
+    judge: callable  # (candidate, seen, expected) -> note, or Mismatch
+    answer: object  # the kit's right answer, in the learner's form
+    solution: object  # what solution() prints: code, or a value
     hints: list = field(default_factory=list)
+    mistakes: list = field(default_factory=list)
+    # earlier exercises this one calls: [(name, exercise id, kit's version)]
+    uses: list = field(default_factory=list)
+    method: str = None  # for a class: the method the learner writes
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def seen(self, answer):
+        """Observations of a kit answer (the reference or a mistake)."""
+        key = id(answer)
+        if key not in self._cache:
+            with standing_in_for(self, answer) as answer:
+                self._cache[key] = self.observe(answer)
+        return self._cache[key]
 
 
 EXERCISES = {}
-_failures = {}  # exercise id -> wrong answers so far: picks the next hint
+_failures = {}  # exercise id -> unnamed wrong answers so far: next hint
 
 
-def exercise(id, stars, notebook, reference, hints):
-    """Register the decorated function as the checker of exercise `id`."""
-    def register(grade):
-        EXERCISES[id] = Exercise(id, stars, notebook, grade, reference, hints)
-        return grade
+def exercise(id, stars, notebook, answer, hints, mistakes=(), solution=None,
+             uses=(), method=None, judge=None):
+    """Register the decorated `observe` function of exercise `id`."""
+    def register(observe):
+        number = 1 + sum(e.notebook == notebook for e in EXERCISES.values())
+        EXERCISES[id] = Exercise(
+            id, stars, notebook, number, observe, judge or default_judge,
+            answer, answer if solution is None else solution, list(hints),
+            list(mistakes), list(uses), method)
+        return observe
     return register
 
 
 class Result:
     """What check() returns: truthy when the answer passed."""
 
-    def __init__(self, exercise, status, message):
+    def __init__(self, exercise, status, message, mistake=None):
         self.exercise, self.status, self.message = exercise, status, message
+        self.mistake = mistake  # the id of a named mistake, or None
 
     def __bool__(self):
         return self.status == "passed"
@@ -63,37 +104,85 @@ def _lookup(exercise_id):
     return EXERCISES[exercise_id]
 
 
-def check(exercise_id, candidate, **options):
-    """Grade `candidate` for exercise `exercise_id`; print, return a Result."""
+# ------------------------------------------------------------- checking
+
+def check(exercise_id, candidate, timeout=20, **options):
+    """Grade `candidate` for exercise `exercise_id`; print, return a Result.
+
+    `timeout` (seconds) bounds the learner's code: past it the answer fails
+    and the notebook goes on.
+    """
     exercise = _lookup(exercise_id)
-    try:
-        note = exercise.grade(candidate, **options)
-        result = Result(exercise, "passed", note or "matches the reference")
-    except NotImplementedError:
-        result = Result(exercise, "not attempted",
-                        "still the stub: replace the `raise "
-                        "NotImplementedError` with your code")
-    except Mismatch as wrong:
-        result = Result(exercise, "failed", str(wrong))
-    except Exception as error:  # the learner's code broke: say how, briefly
-        result = Result(exercise, "failed",
-                        f"your code raised {type(error).__name__}: {error}")
-    _report(result)
+    notes = []
+    with standing_in_for(exercise, candidate, notes) as candidate:
+        result = evaluate(exercise, candidate, timeout)
+    if result.status == "not attempted":
+        notes = []
+    _report(result, notes)
     return result
 
 
-def _report(result):
+def evaluate(exercise, candidate, timeout=20):
+    """Grade without printing: a Result."""
+    seen = None
+    try:
+        with time_limit(timeout):
+            seen = exercise.observe(candidate)
+            expected = exercise.seen(exercise.answer)
+            note = exercise.judge(candidate, seen, expected)
+        return Result(exercise, "passed", note or "matches the reference")
+    except NotImplementedError:
+        return Result(exercise, "not attempted", "still the stub: replace "
+                      "the `raise NotImplementedError` with your code")
+    except TimeLimit:
+        return Result(exercise, "failed", f"your code ran for more than "
+                      f"{timeout:g} s (an endless loop?)")
+    except Mismatch as wrong:
+        message = str(wrong)
+    except Exception as error:  # the learner's code broke: say how, briefly
+        message = f"your code raised {describe_error(error)}"
+    mistake = name_mistake(exercise, seen) if seen is not None else None
+    if mistake is not None:
+        return Result(exercise, "failed", f"{mistake.title} — {mistake.why}",
+                      mistake.id)
+    return Result(exercise, "failed", message)
+
+
+def name_mistake(exercise, seen):
+    """The catalogued mistake that behaves exactly like `seen`, or None."""
+    for mistake in exercise.mistakes:
+        try:
+            if same(seen, exercise.seen(mistake.code)):
+                return mistake
+        except Exception:  # a mistake that cannot even run: not this one
+            continue
+    return None
+
+
+def describe_error(error):
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _report(result, notes=()):
     exercise = result.exercise
     stars = "★" * exercise.stars
+    for note in notes:
+        print(f"ℹ️  {note}")
+    if notes:
+        result.message += " (" + "; ".join(notes) + ")"
     if result.status == "passed":
         print(f"✅ {exercise.id} {stars}: {result.message}")
     elif result.status == "not attempted":
         print(f"⏸  {exercise.id} {stars}: not attempted — "
               f"{result.message}")
     else:
-        level = _failures[exercise.id] = _failures.get(exercise.id, 0) + 1
         print(f"❌ {exercise.id} {stars}: {result.message}")
-        if exercise.hints:
+        named = [m for m in exercise.mistakes if m.id == result.mistake]
+        if named:
+            print(f"   hint: {named[0].hint}")
+        elif exercise.hints:
+            level = _failures[exercise.id] = _failures.get(exercise.id, 0) + 1
             level = min(level, len(exercise.hints))
             print(f"   hint {level}/{len(exercise.hints)}: "
                   f"{exercise.hints[level - 1]}")
@@ -109,23 +198,184 @@ def _record(result):
     if path:
         with open(path, "a") as f:
             f.write(json.dumps({"id": result.exercise.id,
-                                "status": result.status}) + "\n")
+                                "status": result.status,
+                                "mistake": result.mistake,
+                                "message": result.message}) + "\n")
 
+
+# ------------------------------------------------- exercises stand alone
+
+@contextmanager
+def standing_in_for(exercise, candidate, notes=None):
+    """Yield the candidate, with the kit's version of each earlier exercise
+    it calls that is not done yet.
+
+    A later exercise calls the learner's earlier ones (their `causal_lm_loss`
+    inside their `compute_loss`): grade it on its own, against the kit's
+    versions of everything else, and say so in `notes`.
+    """
+    undo = []
+    try:
+        for name, earlier_id, kit_version in exercise.uses:
+            earlier = _lookup(earlier_id)
+            if exercise.method is None or name != earlier.method:
+                code = (getattr(candidate, exercise.method, None)
+                        if exercise.method else candidate)
+                scope = getattr(code, "__globals__", {})  # the notebook's
+                current = scope.get(name, kit_version)
+                if current is kit_version or evaluate(earlier, current):
+                    continue
+                undo.append((scope, name, current))
+                scope[name] = kit_version
+            else:  # an earlier method of the same class
+                if getattr(candidate, name) is kit_version or evaluate(
+                        earlier, candidate):
+                    continue
+                candidate = type(candidate.__name__, (candidate,),
+                                 {name: kit_version})
+            if notes is not None:
+                notes.append(f"exercise {earlier.number} is not done yet: "
+                             f"using the kit's `{name}` to check this one")
+        yield candidate
+    finally:
+        for scope, name, current in undo:
+            scope[name] = current
+
+
+# ----------------------------------------------------------- time limit
+
+@contextmanager
+def time_limit(seconds):
+    """Raise TimeLimit in the code running inside after `seconds`.
+
+    A signal (SIGALRM), so it works where notebook cells run: the main
+    thread. Elsewhere, and inside another limit, no new limit is set.
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or not hasattr(signal, "SIGALRM")
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
+        yield
+        return
+
+    def expire(signum, frame):
+        raise TimeLimit
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+# ------------------------------------------------------- hint, solution
 
 def hint(exercise_id, level=1):
     """Print hint number `level` (1 is the gentlest) of an exercise."""
     hints = _lookup(exercise_id).hints
-    level = max(1, min(level, len(hints)))
+    levels = ", ".join(str(i) for i in range(1, len(hints) + 1))
+    if (isinstance(level, bool) or not isinstance(level, int)
+            or not 1 <= level <= len(hints)):
+        print(f"{exercise_id} has hints {levels}: try "
+              f"hint({exercise_id!r}, 1), not level {level!r}")
+        return
     print(f"hint {level}/{len(hints)}: {hints[level - 1]}")
 
 
 def solution(exercise_id):
-    """Show the reference answer: the kit's own code where there is some."""
-    reference = _lookup(exercise_id).reference
-    if callable(reference):
-        print(inspect.getsource(reference))
+    """Print code that solves the exercise when pasted into its cell."""
+    shown = _lookup(exercise_id).solution
+    if isinstance(shown, str):
+        print(shown)
+    elif callable(shown):
+        print(inspect.getsource(shown))
     else:
-        print(reference)
+        print(shown)
+
+
+# ------------------------------------------ running the learner's code
+
+def call(function, inputs, **keywords):
+    """Call `function` on copies of `inputs` (in order), then `keywords`;
+    refuse an answer that edits its inputs in place. Returns the output.
+
+    Copies keep `requires_grad`, so gradients can still be checked.
+    """
+    copies = {name: _copy(value) for name, value in inputs.items()}
+    output = function(*copies.values(), **keywords)
+    for name, value in inputs.items():
+        if isinstance(value, torch.Tensor) and not torch.equal(
+                copies[name].detach(), value.detach()):
+            raise Mismatch(
+                f"your function changed its input `{name}` in place: work "
+                f"on new tensors (x = x * m, not x.mul_(m) or x[...] = ...) "
+                f"— the caller still needs its inputs")
+    return output
+
+
+def _copy(value):
+    if isinstance(value, torch.Tensor):
+        copy = value.detach().clone()
+        return copy.requires_grad_() if value.requires_grad else copy
+    return value
+
+
+@dataclass
+class Raised:
+    """An observation: the learner's code raised this."""
+    error: BaseException
+
+    def __eq__(self, other):
+        return isinstance(other, Raised) and type(self.error) is type(
+            other.error)
+
+
+def attempt(function, *args, **kwargs):
+    """Run learner code; an exception becomes an observation, Raised."""
+    try:
+        return function(*args, **kwargs)
+    except (NotImplementedError, TimeLimit, Mismatch):
+        raise
+    except Exception as error:
+        return Raised(error)
+
+
+def same(a, b, atol=1e-5, rtol=1e-4):
+    """Two observations agree (tensors closely, the rest exactly)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(same(x, y) for x, y in zip(a, b)))
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return (a.shape == b.shape
+                and a.dtype.is_floating_point == b.dtype.is_floating_point
+                and torch.allclose(a.detach().double(), b.detach().double(),
+                                   atol=atol, rtol=rtol))
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return False
+    return a == b
+
+
+def default_judge(candidate, seen, expected):
+    """Compare observation by observation; the first difference fails."""
+    verdict = "exact"
+    for name, wanted in expected.items():
+        verdict = judge_value(name, seen.get(name), wanted, verdict)
+    return verdict
+
+
+def judge_value(name, actual, wanted, verdict="exact"):
+    if isinstance(actual, Raised):
+        raise Mismatch(f"your code raised {describe_error(actual.error)} "
+                       f"({name})")
+    if isinstance(wanted, torch.Tensor):
+        found = compare(name, actual, wanted)
+        return found if verdict == "exact" else verdict
+    if not same(actual, wanted):
+        raise Mismatch(f"{name}: yours {actual!r}, expected {wanted!r}")
+    return verdict
 
 
 # ----------------------------------------------------- comparing answers
@@ -136,9 +386,14 @@ def compare(name, actual, expected, atol=1e-5, rtol=1e-4):
     Raises Mismatch naming the first thing that differs: type, shape, dtype,
     then values (with the max difference). Returns "exact" or "close".
     """
+    if isinstance(actual, Raised):
+        raise Mismatch(f"your code raised {describe_error(actual.error)}")
     if not isinstance(actual, torch.Tensor):
         raise Mismatch(f"{name} should be a torch.Tensor, got "
                        f"{type(actual).__name__}")
+    if expected.dim() == 0 and actual.dim() > 0:
+        raise Mismatch(f"{name} should be one number (a 0-d tensor), got "
+                       f"shape {tuple(actual.shape)}")
     if actual.shape != expected.shape:
         raise Mismatch(f"{name} has shape {tuple(actual.shape)}, expected "
                        f"{tuple(expected.shape)}")
@@ -146,6 +401,7 @@ def compare(name, actual, expected, atol=1e-5, rtol=1e-4):
         raise Mismatch(f"{name} has dtype {actual.dtype}, expected "
                        f"{expected.dtype}")
     actual = actual.detach().to(expected.dtype)
+    expected = expected.detach()
     if torch.equal(actual, expected):
         return "exact"
     difference = (actual - expected).abs().max().item()

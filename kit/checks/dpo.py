@@ -1,17 +1,48 @@
-"""Checkers for notebook 03: DPO by overriding `compute_loss`."""
-
-import copy
-import tempfile
+"""Checkers for notebook 03's functions; `dpo_trainer.py` has the override."""
 
 import torch
 import torch.nn.functional as F
 
-from kit import losses, tasks
-from kit.checks.core import Mismatch, compare, exercise
-from kit.models import load_policy
-from kit.trainers import DPOConfig, DPOTrainer
+from kit import losses
+from kit.checks.core import (Mismatch, Mistake, Raised, attempt, call,
+                             compare, describe_error, exercise)
 
 NOTEBOOK = "03_dpo_compute_loss"
+
+
+# --------------------------------------------------------- sequence_logps
+
+def sequence_logps(logits, input_ids, completion_mask):
+    """Summed log-probs of the completion tokens. Shape: (B,)."""
+    logprobs = logits[:, :-1, :].log_softmax(-1)  # (B, T-1, V)
+    targets = input_ids[:, 1:]  # (B, T-1)
+    token_logps = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return (token_logps * completion_mask[:, 1:]).sum(-1)  # (B,)
+
+
+def logps_not_shifted(logits, input_ids, completion_mask):
+    logprobs = logits.log_softmax(-1)
+    token = logprobs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)
+    return (token * completion_mask).sum(-1)
+
+
+def logps_prompt_included(logits, input_ids, completion_mask):
+    logprobs = logits[:, :-1].log_softmax(-1)
+    token = logprobs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    return token.sum(-1)  # every position: prompt and padding too
+
+
+def logps_mean(logits, input_ids, completion_mask):
+    logprobs = logits[:, :-1].log_softmax(-1)
+    token = logprobs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    mask = completion_mask[:, 1:]
+    return (token * mask).sum(-1) / mask.sum(-1)
+
+
+def logps_mask_not_shifted(logits, input_ids, completion_mask):
+    logprobs = logits[:, :-1].log_softmax(-1)
+    token = logprobs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    return (token * completion_mask[:, :-1]).sum(-1)
 
 
 def _logps_case(seed, batch=4, length=9, vocab=13):
@@ -26,7 +57,7 @@ def _logps_case(seed, batch=4, length=9, vocab=13):
 
 
 @exercise("sequence_logps", stars=1, notebook=NOTEBOOK,
-          reference=losses.sequence_logps, hints=[
+          answer=losses.sequence_logps, solution=sequence_logps, hints=[
               "Same shift as the LM loss: logits[:, :-1] score the tokens "
               "input_ids[:, 1:], and the mask follows: "
               "completion_mask[:, 1:].",
@@ -35,48 +66,48 @@ def _logps_case(seed, batch=4, length=9, vocab=13):
               "log-prob.",
               "Multiply by the mask and .sum(-1): a sum, not a mean — DPO "
               "compares log-probabilities of whole sequences.",
+          ], mistakes=[
+              Mistake("not_shifted", "not shifted", "the logits at t score "
+                      "token t+1, so each token was scored by its own "
+                      "position", "logits[:, :-1] against input_ids[:, 1:], "
+                      "and completion_mask[:, 1:]", logps_not_shifted),
+              Mistake("prompt_included", "prompt included", "without the "
+                      "mask the prompt's (and padding's) tokens are summed "
+                      "too", "multiply the token log-probs by "
+                      "completion_mask[:, 1:] before the sum",
+                      logps_prompt_included),
+              Mistake("mean_not_sum", "mean instead of sum", "DPO compares "
+                      "the log-probability of whole completions: a sum over "
+                      "their tokens", "drop the division: .sum(-1) alone",
+                      logps_mean),
+              Mistake("mask_not_shifted", "mask not shifted", "the token "
+                      "log-probs are shifted (they score tokens 1..T-1) but "
+                      "the mask is not, so it is off by one",
+                      "shift the mask with the tokens: completion_mask[:, 1:]",
+                      logps_mask_not_shifted),
           ])
-def grade_sequence_logps(candidate):
+def observe_sequence_logps(candidate):
+    seen = {}
     for seed in (0, 1):
-        case = _logps_case(seed)
-        verdict = compare("sequence log-probs", candidate(*case),
-                          losses.sequence_logps(*case))
-    return f"{verdict}, prompt and padding masked"
+        logits, input_ids, completion_mask = _logps_case(seed)
+        seen[f"sequence log-probs (case {seed})"] = attempt(
+            call, candidate, dict(logits=logits, input_ids=input_ids,
+                                  completion_mask=completion_mask))
+    return seen
 
 
-def _pairs(seed, batch=5):
-    g = torch.Generator().manual_seed(seed)
-    return [-torch.rand(batch, generator=g) * 8 for _ in range(4)]
+# --------------------------------------------------------------- dpo_loss
 
-
-def _check_pair_loss(candidate, beta):
-    logps = [t.clone().requires_grad_() for t in _pairs(int(beta * 10))]
-    expected = losses.dpo_loss(*logps, beta=beta)
-    out = candidate(*logps, beta=beta)
-    if not (isinstance(out, tuple) and len(out) == 3):
-        raise Mismatch("return three tensors: (losses, chosen_rewards, "
-                       "rejected_rewards)")
-    names = ("losses", "chosen_rewards", "rejected_rewards")
-    for name, actual, wanted in zip(names, out, expected):
-        verdict = compare(name, actual, wanted.detach())
-    if out[1].requires_grad or out[2].requires_grad:
-        raise Mismatch("the rewards are for logging: .detach() them")
-    return verdict
-
-
-@exercise("dpo_loss", stars=2, notebook=NOTEBOOK, reference=losses.dpo_loss,
-          hints=[
-              "First the log-ratios: π_c − ref_c for chosen, π_r − ref_r for "
-              "rejected. The loss is −log σ(β · (their difference)).",
-              "β multiplies the whole difference of log-ratios — the "
-              "published snippet puts it on the chosen side only.",
-              "F.logsigmoid is the stable −log(1 + e^−x); keep one loss per "
-              "pair (no .mean()) and rewards = β · log-ratio, detached.",
-          ])
-def grade_dpo_loss(candidate):
-    for beta in (0.1, 0.5):
-        verdict = _check_pair_loss(candidate, beta)
-    return f"{verdict} for beta 0.1 and 0.5"
+def dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
+             ref_rejected_logps, beta=0.1):
+    """Eq. 7 of Rafailov et al.: one loss per pair and the two rewards."""
+    chosen_logratios = policy_chosen_logps - ref_chosen_logps  # (B,)
+    rejected_logratios = policy_rejected_logps - ref_rejected_logps  # (B,)
+    logits = chosen_logratios - rejected_logratios  # (B,)
+    losses = -F.logsigmoid(beta * logits)  # (B,)
+    chosen_rewards = beta * chosen_logratios.detach()
+    rejected_rewards = beta * rejected_logratios.detach()
+    return losses, chosen_rewards, rejected_rewards
 
 
 def published_snippet(chosen_scores, rejected_scores, beta):
@@ -89,66 +120,117 @@ def fixed_snippet(chosen_scores, rejected_scores, beta):
     return -F.logsigmoid(beta * (chosen_scores - rejected_scores))
 
 
-@exercise("dpo_snippet", stars=2, notebook=NOTEBOOK, reference=fixed_snippet,
+def dpo_as_published(policy_chosen_logps, policy_rejected_logps,
+                     ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    chosen = policy_chosen_logps - ref_chosen_logps
+    rejected = policy_rejected_logps - ref_rejected_logps
+    return (published_snippet(chosen, rejected, beta),
+            beta * chosen.detach(), beta * rejected.detach())
+
+
+def dpo_mean(*logps, beta=0.1):
+    losses_, chosen, rejected = dpo_loss(*logps, beta=beta)
+    return losses_.mean(), chosen, rejected
+
+
+def dpo_rewards_attached(policy_chosen_logps, policy_rejected_logps,
+                         ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    chosen = policy_chosen_logps - ref_chosen_logps
+    rejected = policy_rejected_logps - ref_rejected_logps
+    return (-F.logsigmoid(beta * (chosen - rejected)), beta * chosen,
+            beta * rejected)
+
+
+def dpo_no_reference(policy_chosen_logps, policy_rejected_logps,
+                     ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    chosen, rejected = policy_chosen_logps, policy_rejected_logps
+    return (-F.logsigmoid(beta * (chosen - rejected)), beta * chosen.detach(),
+            beta * rejected.detach())
+
+
+def _pairs(seed, batch=5):
+    g = torch.Generator().manual_seed(seed)
+    return [-torch.rand(batch, generator=g) * 8 for _ in range(4)]
+
+
+NAMES = ("policy_chosen_logps", "policy_rejected_logps", "ref_chosen_logps",
+         "ref_rejected_logps")
+
+
+def _run_pair_loss(candidate, beta):
+    logps = {name: t.requires_grad_() for name, t in zip(
+        NAMES, _pairs(int(beta * 10)))}
+    out = call(candidate, logps, beta=beta)
+    if not (isinstance(out, tuple) and len(out) == 3):
+        return f"returned {type(out).__name__}, not a tuple of three"
+    return {"losses": out[0], "chosen_rewards": out[1],
+            "rejected_rewards": out[2],
+            "rewards detached": not any(
+                isinstance(r, torch.Tensor) and r.requires_grad
+                for r in out[1:])}
+
+
+def _judge_pair_loss(candidate, seen, expected):
+    for beta, wanted in expected.items():
+        out = seen[beta]
+        if isinstance(out, Raised):
+            raise Mismatch(f"your code raised {describe_error(out.error)}")
+        if not isinstance(out, dict):
+            raise Mismatch(f"{out}: return three tensors (losses, "
+                           "chosen_rewards, rejected_rewards)")
+        for name in ("losses", "chosen_rewards", "rejected_rewards"):
+            verdict = compare(f"{name} ({beta})", out[name], wanted[name])
+        if not out["rewards detached"]:
+            raise Mismatch("the rewards are for logging: .detach() them")
+    return f"{verdict} for beta 0.1 and 0.5"
+
+
+@exercise("dpo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dpo_loss,
+          solution=dpo_loss, judge=_judge_pair_loss, hints=[
+              "First the log-ratios: π_c − ref_c for chosen, π_r − ref_r for "
+              "rejected. The loss is −log σ(β · (their difference)).",
+              "β multiplies the whole difference of log-ratios — the "
+              "published snippet puts it on the chosen side only.",
+              "F.logsigmoid is the stable −log(1 + e^−x); keep one loss per "
+              "pair (no .mean()) and rewards = β · log-ratio, detached.",
+          ], mistakes=[
+              Mistake("published_snippet", "the published snippet",
+                      "β·chosen − rejected multiplies only the chosen side "
+                      "by β", "brackets: β · (chosen − rejected)",
+                      dpo_as_published),
+              Mistake("mean_not_per_pair", ".mean() instead of per-pair "
+                      "losses", "the trainer sums the losses and divides "
+                      "by the pairs of the whole accumulated step",
+                      "return one loss per pair, shape (B,): no .mean()",
+                      dpo_mean),
+              Mistake("rewards_not_detached", "rewards not detached", "the "
+                      "rewards are only logged; attached, they keep the "
+                      "graph alive", "beta * chosen_logratios.detach()",
+                      dpo_rewards_attached),
+              Mistake("no_reference", "no reference", "the log-ratios are "
+                      "π − ref: without the reference nothing anchors the "
+                      "policy", "subtract ref_chosen_logps and "
+                      "ref_rejected_logps first", dpo_no_reference),
+          ])
+def observe_dpo_loss(candidate):
+    return {f"beta={beta}": attempt(_run_pair_loss, candidate, beta)
+            for beta in (0.1, 0.5)}
+
+
+# ------------------------------------------------------------ dpo_snippet
+
+@exercise("dpo_snippet", stars=2, notebook=NOTEBOOK, answer=fixed_snippet,
           hints=[
               "Operator precedence: in β·a − b, β multiplies a alone.",
               "Write the paper's β·(a − b) with the brackets.",
+          ], mistakes=[
+              Mistake("published_snippet", "the published snippet",
+                      "β·a − b multiplies only the chosen side by β",
+                      "brackets: β · (chosen_scores − rejected_scores)",
+                      published_snippet),
           ])
-def grade_dpo_snippet(candidate):
+def observe_dpo_snippet(candidate):
     chosen, rejected = _pairs(3)[:2]
-    for beta in (0.1, 1.0, 2.5):
-        verdict = compare("losses", candidate(chosen, rejected, beta),
-                          fixed_snippet(chosen, rejected, beta))
-    return f"{verdict}: beta scales the whole difference"
-
-
-# ------------------------------------------------- the compute_loss override
-
-def _dpo_setup(trainer_class, pairs=6):
-    model, tokenizer = load_policy(preset="cpu")
-    reference = copy.deepcopy(model)
-    torch.manual_seed(0)
-    with torch.no_grad():  # move the policy off the reference: ratios ≠ 0
-        for p in model.parameters():
-            p.add_(0.02 * torch.randn_like(p))
-    args = DPOConfig(tempfile.mkdtemp(), beta=0.5, report_to="none",
-                     use_cpu=True, per_device_train_batch_size=pairs)
-    data = tasks.preference_dataset("train", n=pairs)
-    trainer = trainer_class(model=model, ref_model=reference, args=args,
-                            train_dataset=data, processing_class=tokenizer)
-    batch = next(iter(trainer.get_train_dataloader()))
-    return trainer, batch
-
-
-@exercise("dpo_compute_loss", stars=3, notebook=NOTEBOOK,
-          reference=DPOTrainer.compute_loss, hints=[
-              "One forward pass of the policy over inputs['input_ids'] (with "
-              "its attention_mask); sequence_logps with completion_mask gives "
-              "(2B,) log-probs: chosen rows first, then rejected.",
-              "The reference runs under torch.no_grad(): self.ref_model(...). "
-              "Then .chunk(2) splits chosen from rejected.",
-              "Call dpo_loss(...) and return losses.sum() / "
-              "(num_items_in_batch or len(losses)) — exact under gradient "
-              "accumulation, as in notebook 01.",
-          ])
-def grade_dpo_compute_loss(candidate):
-    trainer, batch = _dpo_setup(candidate)
-    reference, _ = _dpo_setup(DPOTrainer)
-    model = trainer.model
-    for num_items in (None, 12):
-        loss = trainer.compute_loss(model, dict(batch),
-                                    num_items_in_batch=num_items)
-        if isinstance(loss, tuple):
-            raise Mismatch("with return_outputs=False, return the loss alone")
-        expected = reference.compute_loss(reference.model, dict(batch),
-                                          num_items_in_batch=num_items)
-        verdict = compare(f"loss (num_items_in_batch={num_items})", loss,
-                          expected.detach())
-    mine = torch.autograd.grad(loss, list(model.parameters()))
-    theirs = torch.autograd.grad(expected, list(reference.model.parameters()))
-    compare("gradient", torch.cat([g.flatten() for g in mine]),
-            torch.cat([g.flatten() for g in theirs]))
-    both = trainer.compute_loss(model, dict(batch), return_outputs=True)
-    if not (isinstance(both, tuple) and len(both) == 2):
-        raise Mismatch("with return_outputs=True, return (loss, outputs)")
-    return f"loss and gradient {verdict} against kit's DPOTrainer"
+    return {f"losses (beta={beta})": attempt(
+        call, candidate, dict(chosen_scores=chosen, rejected_scores=rejected),
+        beta=beta) for beta in (0.1, 1.0, 2.5)}

@@ -1,15 +1,55 @@
-"""Checkers for notebooks 04 (the dataloader) and 05 (advantages, loss)."""
+"""Checkers for notebook 04: GRPO's dataloader and generation buffer."""
 
 import tempfile
 
 import torch
+from torch.utils.data import DataLoader
+from transformers import Trainer
 
-from kit import losses, tasks
-from kit.checks.core import Mismatch, compare, exercise
+from kit import tasks
+from kit.checks.core import Mismatch, Mistake, Raised, attempt, exercise
 from kit.models import load_policy
 from kit.trainers import GRPOConfig, GRPOTrainer
 
-# ------------------------------------------------------------- notebook 04
+NOTEBOOK = "04_grpo_dataloader"
+
+
+class MyGRPOTrainer(GRPOTrainer):
+    def get_train_dataloader(self):
+        return self._get_dataloader(
+            self.train_dataset, "Training",
+            sampler_fn=self._get_train_sampler,
+            batch_size=self._train_batch_size * self.args.steps_per_generation,
+            is_training=True)
+
+
+class NoTimesK(GRPOTrainer):
+    def get_train_dataloader(self):
+        return Trainer.get_train_dataloader(self)  # the stock batch size
+
+
+class TimesG(GRPOTrainer):
+    def get_train_dataloader(self):
+        return self._get_dataloader(
+            self.train_dataset, "Training", sampler_fn=self._get_train_sampler,
+            batch_size=self._train_batch_size * self.args.num_generations,
+            is_training=True)
+
+
+class NoSampler(GRPOTrainer):
+    def get_train_dataloader(self):
+        return self._get_dataloader(
+            self.train_dataset, "Training",
+            batch_size=self._train_batch_size * self.args.steps_per_generation,
+            is_training=True)
+
+
+class PlainDataLoader(GRPOTrainer):
+    def get_train_dataloader(self):
+        return DataLoader(
+            self.train_dataset, sampler=self._get_train_sampler(),
+            batch_size=self._train_batch_size * self.args.steps_per_generation,
+            collate_fn=self.data_collator)
 
 
 def _trainer(trainer_class, k=3, batch=8, G=4):
@@ -22,31 +62,152 @@ def _trainer(trainer_class, k=3, batch=8, G=4):
                          processing_class=tokenizer)
 
 
-@exercise("get_train_dataloader", stars=2, notebook="04_grpo_dataloader",
-          reference=GRPOTrainer.get_train_dataloader, hints=[
+def _batches(trainer):
+    loader = trainer.get_train_dataloader()
+    batches = iter(loader)
+    first = [next(batches) for _ in range(3)]
+    prompts = [row["prompt"] for row in first[0]]
+    return {
+        "rows in a batch": len(first[0]),
+        "each prompt G times in a row": all(
+            prompts[i] == prompts[i - i % 4] for i in range(len(prompts))),
+        "the same batch k times": first[0] == first[1] == first[2],
+        "prepared by accelerate": type(loader).__module__.startswith(
+            "accelerate"),
+    }
+
+
+@exercise("get_train_dataloader", stars=2, notebook=NOTEBOOK,
+          answer=GRPOTrainer, solution=MyGRPOTrainer,
+          method="get_train_dataloader",
+          judge=lambda candidate, seen, expected: _judge_batches(seen),
+          hints=[
               "Start from the stock method: it returns self._get_dataloader("
               "...) with batch_size=self._train_batch_size.",
               "Multiply that batch size by self.args.steps_per_generation.",
               "Keep sampler_fn=self._get_train_sampler: the sampler repeats "
               "each prompt G times and each big batch k times.",
+          ], mistakes=[
+              Mistake("no_times_k", "no ×k", "one batch must hold the "
+                      "prompts of k steps: the stock batch size serves one",
+                      "batch_size=self._train_batch_size * "
+                      "self.args.steps_per_generation", NoTimesK),
+              Mistake("times_G", "×G", "num_generations is already in the "
+                      "batch size (it counts completions); the batch grows "
+                      "with the steps it serves, k", "multiply by "
+                      "self.args.steps_per_generation, not num_generations",
+                      TimesG),
+              Mistake("no_sampler", "no sampler", "the stock sampler "
+                      "shuffles rows: no groups of G, no batch served k "
+                      "times", "pass sampler_fn=self._get_train_sampler",
+                      NoSampler),
+              Mistake("plain_dataloader", "a plain DataLoader", "the "
+                      "Trainer's loaders go through accelerate (devices, "
+                      "several processes, resuming)", "build it with "
+                      "self._get_dataloader(...), as the stock method does",
+                      PlainDataLoader),
           ])
-def grade_get_train_dataloader(candidate):
-    trainer = _trainer(candidate, k=3, batch=8, G=4)
-    batches = iter(trainer.get_train_dataloader())
-    first = [next(batches) for _ in range(3)]
-    if len(first[0]) != 8 * 3:
-        raise Mismatch(f"a batch holds {len(first[0])} rows; with "
+def observe_get_train_dataloader(candidate):
+    return attempt(_batches, _trainer(candidate, k=3, batch=8, G=4))
+
+
+def _judge_batches(seen):
+    if isinstance(seen, Raised):
+        error = seen.error
+        raise Mismatch(f"your dataloader raised {type(error).__name__}"
+                       + (f": {error}" if str(error) else ""))
+    if seen["rows in a batch"] != 8 * 3:
+        raise Mismatch(f"a batch holds {seen['rows in a batch']} rows; with "
                        "per_device_train_batch_size=8 and steps_per_generation"
                        "=3 it should hold 24")
-    prompts = [row["prompt"] for row in first[0]]
-    if any(prompts[i] != prompts[i - i % 4] for i in range(len(prompts))):
+    if not seen["each prompt G times in a row"]:
         raise Mismatch("each prompt should come 4 times in a row "
                        "(num_generations): use "
                        "sampler_fn=self._get_train_sampler")
-    if not first[0] == first[1] == first[2]:
+    if not seen["the same batch k times"]:
         raise Mismatch("the same big batch should come 3 times "
                        "(steps_per_generation), once per step it serves")
+    if not seen["prepared by accelerate"]:
+        raise Mismatch("a plain DataLoader: build it with "
+                       "self._get_dataloader(...) so accelerate prepares it")
     return "one batch of 24 = 8 x 3, served for 3 steps"
+
+
+# --------------------------------------------------------- prepare_inputs
+
+class MyBufferedTrainer(MyGRPOTrainer):
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        if self._step % k == 0 or self._buffer is None:
+            batch = self._generate_and_score(generation_batch)
+            order = torch.randperm(len(batch["advantages"]))
+            self._buffer = [{key: None if value is None else value[rows]
+                             for key, value in batch.items()}
+                            for rows in order.chunk(k)]
+        inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
+
+
+class GeneratesEveryStep(MyGRPOTrainer):
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        batch = self._generate_and_score(generation_batch)  # no `if`
+        order = torch.randperm(len(batch["advantages"]))
+        self._buffer = [{key: None if value is None else value[rows]
+                         for key, value in batch.items()}
+                        for rows in order.chunk(k)]
+        inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
+
+
+class NoEvalBranch(MyBufferedTrainer):
+    def _prepare_inputs(self, generation_batch):
+        k = self.args.steps_per_generation
+        if self._step % k == 0 or self._buffer is None:
+            batch = self._generate_and_score(generation_batch)
+            order = torch.randperm(len(batch["advantages"]))
+            self._buffer = [{key: None if value is None else value[rows]
+                             for key, value in batch.items()}
+                            for rows in order.chunk(k)]
+        inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
+
+
+class StepNeverCounted(MyBufferedTrainer):
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        if self._step % k == 0 or self._buffer is None:
+            batch = self._generate_and_score(generation_batch)
+            order = torch.randperm(len(batch["advantages"]))
+            self._buffer = [{key: None if value is None else value[rows]
+                             for key, value in batch.items()}
+                            for rows in order.chunk(k)]
+        return self._buffer[self._step % k]  # and self._step stays 0
+
+
+class DropsNoneValues(MyBufferedTrainer):
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        if self._step % k == 0 or self._buffer is None:
+            batch = self._generate_and_score(generation_batch)
+            order = torch.randperm(len(batch["advantages"]))
+            self._buffer = [{key: value[rows] for key, value in batch.items()
+                             if value is not None}
+                            for rows in order.chunk(k)]
+        inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
 
 
 def _numbered_generations(trainer):
@@ -65,106 +226,106 @@ def _numbered_generations(trainer):
     return calls
 
 
-@exercise("prepare_inputs", stars=3, notebook="04_grpo_dataloader",
-          reference=GRPOTrainer._prepare_inputs, hints=[
+KEYS = ("advantages", "completion_ids", "completion_mask",
+        "old_per_token_logps", "prompt_ids", "prompt_mask",
+        "ref_per_token_logps")
+
+
+def _covers(slices, first):
+    """The slices hold ids first..first+23, each once."""
+    if any(not isinstance(ids, torch.Tensor) for ids in slices):
+        return False
+    return sorted(torch.cat(slices).flatten().tolist()) == list(
+        range(first, first + 24))
+
+
+def _serve(trainer, calls):
+    trainer.model.train()
+    big_batches = iter(trainer.get_train_dataloader())
+    served = [trainer._prepare_inputs(next(big_batches)) for _ in range(6)]
+    seen = {"generate calls in 6 steps": list(calls),
+            "self._step after 6 steps": trainer._step,
+            "keys of each slice": [
+                {key: "None" if value is None else len(value)
+                 for key, value in inputs.items()} for inputs in served]}
+    ids = [inputs.get("completion_ids") for inputs in served]
+    seen["each generation served once"] = all(
+        _covers(ids[3 * g:3 * g + 3], 1000 * (g + 1)) for g in (0, 1))
+    trainer.model.eval()
+    calls.clear()
+    evaluated = trainer._prepare_inputs(next(big_batches))
+    seen["evaluation"] = (list(calls), len(evaluated["completion_ids"]))
+    return seen
+
+
+@exercise("prepare_inputs", stars=3, notebook=NOTEBOOK,
+          answer=GRPOTrainer, solution=MyBufferedTrainer,
+          method="_prepare_inputs",
+          uses=[("get_train_dataloader", "get_train_dataloader",
+                 GRPOTrainer.get_train_dataloader)],
+          judge=lambda candidate, seen, expected: _judge_slices(seen),
+          hints=[
               "Generate only when self._step % k == 0 (or the buffer is "
               "empty): self._generate_and_score(generation_batch).",
               "Cut the generated batch into k slices of equal size and keep "
               "them in self._buffer; serve self._buffer[self._step % k].",
               "Count every call: self._step += 1 after choosing the slice. "
               "In eval mode, generate greedily and serve everything.",
+          ], mistakes=[
+              Mistake("generates_every_step", "generates every step", "the "
+                      "buffer is refilled at each call, so k slices never "
+                      "share one generate()", "generate only when "
+                      "self._step % k == 0", GeneratesEveryStep),
+              Mistake("no_eval_branch", "no eval branch", "evaluation then "
+                      "samples and serves one slice: held-out answers must "
+                      "be greedy and complete", "first: if not "
+                      "self.model.training: return self._generate_and_score("
+                      "generation_batch, greedy=True)", NoEvalBranch),
+              Mistake("step_never_counted", "step never counted",
+                      "self._step stays 0, so every step generates anew and "
+                      "serves slice 0 — k brings no saving at all", "add "
+                      "self._step += 1 before returning the slice",
+                      StepNeverCounted),
+              Mistake("none_values_dropped", "None values dropped",
+                      "compute_loss reads inputs['old_per_token_logps'] even "
+                      "when it is None: a missing key is a KeyError two "
+                      "cells later", "keep every key: None if value is None "
+                      "else value[rows]", DropsNoneValues),
           ])
-def grade_prepare_inputs(candidate):
+def observe_prepare_inputs(candidate):
     trainer = _trainer(candidate, k=3, batch=8, G=4)
     calls = _numbered_generations(trainer)
-    trainer.model.train()
-    big_batches = iter(trainer.get_train_dataloader())
-    served = [trainer._prepare_inputs(next(big_batches))["completion_ids"]
-              for _ in range(6)]
+    return attempt(_serve, trainer, calls)
+
+
+def _judge_slices(seen):
+    if isinstance(seen, Raised):
+        error = seen.error
+        raise Mismatch(f"your _prepare_inputs raised {type(error).__name__}"
+                       + (f": {error}" if str(error) else ""))
+    calls = seen["generate calls in 6 steps"]
+    if seen["self._step after 6 steps"] != 6:
+        raise Mismatch(f"after 6 steps self._step is "
+                       f"{seen['self._step after 6 steps']}, not 6: count "
+                       "every call with self._step += 1")
     if calls != ["sample", "sample"]:
         raise Mismatch(f"6 steps with steps_per_generation=3 should call "
                        f"generation 2 times, not {len(calls)}")
-    for step, ids in enumerate(served):
-        if len(ids) != 8:
-            raise Mismatch(f"step {step} got {len(ids)} completions; each "
-                           "step gets a slice of "
+    for step, keys in enumerate(seen["keys of each slice"]):
+        missing = [key for key in KEYS if key not in keys]
+        if missing:
+            raise Mismatch(f"step {step}'s slice has no key {missing[0]!r}: "
+                           "keep every key of the generated batch, None "
+                           "values too")
+        if keys["completion_ids"] != 8:
+            raise Mismatch(f"step {step} got {keys['completion_ids']} "
+                           "completions; each step gets a slice of "
                            "per_device_train_batch_size=8")
-    for generation in (0, 1):
-        slices = torch.cat(served[3 * generation:3 * generation + 3]).flatten()
-        expected = torch.arange(24) + 1000 * (generation + 1)
-        if sorted(slices.tolist()) != expected.tolist():
-            raise Mismatch(f"the 3 slices of generation {generation + 1} "
-                           "should cover its 24 completions once each")
-    trainer.model.eval()
-    trainer._prepare_inputs(next(big_batches))
-    if calls[-1] != "greedy":
+    if not seen["each generation served once"]:
+        raise Mismatch("the 3 slices of each generation should cover its "
+                       "24 completions once each")
+    if seen["evaluation"] != (["greedy"], 24):
         raise Mismatch("in evaluation (model.training is False) generate "
-                       "greedily: "
-                       "self._generate_and_score(batch, greedy=True)")
+                       "greedily and serve it all: "
+                       "return self._generate_and_score(batch, greedy=True)")
     return "one generation every 3 steps, 3 slices that cover it"
-
-
-# ------------------------------------------------------------- notebook 05
-
-
-@exercise("group_advantages", stars=2, notebook="05_grpo_end_to_end",
-          reference=losses.group_advantages, hints=[
-              "rewards.view(-1, num_generations) puts each prompt's G "
-              "completions on one row: (B, G).",
-              "Subtract each row's mean and divide by its std (torch's "
-              "default, unbiased) + 1e-4, with keepdim=True to broadcast.",
-              "Return the same layout as the input: .view(-1).",
-          ])
-def grade_group_advantages(candidate):
-    g = torch.Generator().manual_seed(0)
-    cases = [(torch.rand(12, generator=g), 4), (torch.randint(0, 2, (16,),
-             generator=g).float(), 8), (torch.tensor([1.0, 1.0, 0.0, 2.0]), 2)]
-    for rewards, G in cases:
-        verdict = compare(f"advantages (G={G})", candidate(rewards.clone(), G),
-                          losses.group_advantages(rewards, G))
-    return f"{verdict} for G = 4, 8 and 2"
-
-
-def _loss_case(seed, B=4, T=5):
-    g = torch.Generator().manual_seed(seed)
-    old = -torch.rand(B, T, generator=g) * 3
-    # some ratios fall beyond the clip
-    logps = old + torch.randn(B, T, generator=g) * 0.4
-    mask = torch.ones(B, T, dtype=torch.long)
-    mask[0, 3:] = 0
-    mask[2, 1:] = 0
-    advantages = torch.tensor([1.0, -1.5, 0.5, -0.2])[:B]
-    ref = old - 0.3 * torch.rand(B, T, generator=g)
-    return logps, old, advantages, mask, ref
-
-
-@exercise("grpo_loss", stars=3, notebook="05_grpo_end_to_end",
-          reference=losses.grpo_loss, hints=[
-              "ratio = exp(per_token_logps − old_per_token_logps): 1 "
-              "on-policy.",
-              "Per token: −min(ratio·A, clamp(ratio, 1−ε, 1+ε)·A), with A "
-              "unsqueezed to (B, 1). The min is what makes the clip a "
-              "pessimistic bound.",
-              "Mean over each completion's own tokens (mask!), then mean over "
-              "completions; add beta·per_token_kl only when beta > 0.",
-          ])
-def grade_grpo_loss(candidate):
-    for seed, beta in ((0, 0.0), (1, 0.0), (2, 0.1)):
-        logps, old, advantages, mask, ref = _loss_case(seed)
-        mine = logps.clone().requires_grad_()
-        theirs = logps.clone().requires_grad_()
-        loss = candidate(mine, old, advantages, mask, epsilon=0.2, beta=beta,
-                         ref_per_token_logps=ref)
-        expected = losses.grpo_loss(theirs, old, advantages, mask, epsilon=0.2,
-                                    beta=beta, ref_per_token_logps=ref)
-        if isinstance(loss, torch.Tensor) and loss.dim() > 0:
-            raise Mismatch(f"the loss should be one number, got shape "
-                           f"{tuple(loss.shape)}")
-        verdict = compare(f"loss (beta={beta})", loss, expected.detach())
-        expected.backward()
-        if not (isinstance(loss, torch.Tensor) and loss.requires_grad):
-            raise Mismatch("the loss has no gradient: keep per_token_logps "
-                           "in the computation (do not detach it)")
-        loss.backward()
-        compare(f"gradient (beta={beta})", mine.grad, theirs.grad)
-    return f"loss and gradient {verdict}, clipped and with KL"

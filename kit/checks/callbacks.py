@@ -1,0 +1,160 @@
+"""Checkers for notebook 02: callbacks against subclassing."""
+
+import pprint
+import tempfile
+
+from transformers import (TrainerCallback, TrainerControl, TrainerState,
+                          TrainingArguments)
+
+from kit import recipes
+from kit.checks.core import Mismatch, Mistake, Raised, attempt, exercise
+
+NOTEBOOK = "02_callbacks_vs_subclassing"
+
+
+class StopAtLoss(TrainerCallback):
+    """Stop training once the logged training loss falls below `target`."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        loss = (logs or {}).get("loss")  # eval and summary logs have none
+        if loss is not None and loss < self.target:
+            control.should_training_stop = True
+        return control
+
+
+class ReadsLossOnEveryLog(TrainerCallback):
+    def __init__(self, target):
+        self.target = target
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs["loss"] < self.target:
+            control.should_training_stop = True
+        return control
+
+
+class StopsTheEpoch(TrainerCallback):
+    def __init__(self, target):
+        self.target = target
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        loss = (logs or {}).get("loss")
+        if loss is not None and loss < self.target:
+            control.should_epoch_stop = True
+        return control
+
+
+# what a run logs: training, evaluation, training, and the final summary
+LOGS = [{"loss": 2.5}, {"eval_loss": 0.5},
+        {"loss": 1.2, "learning_rate": 1e-3}, {"loss": 0.8},
+        {"train_runtime": 3.0, "train_loss": 0.9}]
+
+
+def _flags(callback, log):
+    """(should_training_stop, should_epoch_stop) after one fresh on_log."""
+    control = TrainerControl()
+    args = TrainingArguments(tempfile.mkdtemp(), report_to="none")
+    returned = callback.on_log(args, TrainerState(), control, logs=dict(log))
+    control = returned if isinstance(returned, TrainerControl) else control
+    return bool(control.should_training_stop), bool(control.should_epoch_stop)
+
+
+@exercise("stop_callback", stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
+          hints=[
+              "Override on_log(self, args, state, control, logs=None, "
+              "**kwargs); the training loss is logs['loss'].",
+              "Not every log has a 'loss' (evaluation, the final summary): "
+              "use logs.get('loss').",
+              "Set control.should_training_stop = True once the loss is "
+              "below the target, and return control.",
+          ], mistakes=[
+              Mistake("loss_on_eval_log", 'logs["loss"] on an eval log',
+                      "evaluation logs and the final summary have no 'loss' "
+                      "key, so the callback crashes the run",
+                      "read it with logs.get('loss') and skip the log when "
+                      "it is None", ReadsLossOnEveryLog),
+              Mistake("should_epoch_stop", "should_epoch_stop", "that flag "
+                      "only ends the current epoch; training goes on",
+                      "set control.should_training_stop = True",
+                      StopsTheEpoch),
+          ], judge=lambda candidate, seen, expected: _judge_stop(
+              candidate, seen, expected))
+def observe_stop_callback(candidate):
+    callback = candidate(target=1.0)
+    return {str(log): attempt(_flags, callback, log) for log in LOGS}
+
+
+def _judge_stop(candidate, seen, expected):
+    for log, wanted in expected.items():
+        flags = seen[log]
+        if isinstance(flags, Raised):
+            error = flags.error
+            raise Mismatch(f"on the log {log} your callback raised "
+                           f"{type(error).__name__}: {error}")
+        if flags[1] and not wanted[1]:
+            raise Mismatch(f"after the log {log} it set should_epoch_stop: "
+                           "that does not stop training")
+        if flags[0] != wanted[0]:
+            what = "stopped" if flags[0] else "kept going"
+            raise Mismatch(f"with target 1.0 it {what} after the log {log}")
+    # And in a real run: a fresh model's loss falls below 2.0 in ~20 steps.
+    trainer = recipes.sft_trainer("cpu", output_dir=tempfile.mkdtemp(),
+                                  max_steps=200, logging_steps=5,
+                                  disable_tqdm=True)
+    trainer.add_callback(candidate(target=2.0))
+    recipes.quiet(trainer).train()
+    stopped_at = trainer.state.global_step
+    if stopped_at >= 200:
+        raise Mismatch("in a real run the callback never stopped training")
+    return f"stops a real run at step {stopped_at} of 200"
+
+
+REQUESTS = {
+    "Print the learning rate every 50 steps": "callback",
+    "Stop when the eval loss has not improved for 3 evaluations": "callback",
+    "Save a few generated samples at every evaluation": "callback",
+    "Draw a live plot of the loss": "callback",
+    "Weigh each token's loss by how rare the token is": "subclass",
+    "Serve each prompt G times in a row to the model": "subclass",
+    "Compute DPO's loss from chosen and rejected log-probs": "subclass",
+    "Skip the optimizer step when the gradients hold a NaN": "subclass",
+}
+WHY = {
+    "callback": "a callback watches the loop at fixed moments (on_log, "
+                "on_evaluate, ...) and can stop it, but cannot change what "
+                "is computed",
+    "subclass": "changing what is computed (the loss, the batches, the step) "
+                "needs an overridden Trainer method",
+}
+
+
+def _judge_requests(candidate, seen, expected):
+    undecided = [r for r in REQUESTS
+                 if candidate.get(r) not in ("callback", "subclass")]
+    if len(undecided) == len(REQUESTS):
+        raise NotImplementedError
+    if undecided:
+        raise Mismatch(f"{len(undecided)} requests still undecided, e.g. "
+                       f"{undecided[0]!r}: answer 'callback' or 'subclass'")
+    wrong = [r for r, answer in REQUESTS.items() if candidate[r] != answer]
+    if wrong:
+        first = wrong[0]
+        answer = REQUESTS[first]
+        raise Mismatch(f"{len(wrong)} of {len(REQUESTS)} wrong, e.g. "
+                       f"{first!r} is a {answer}: {WHY[answer]}")
+    return f"all {len(REQUESTS)} requests placed"
+
+
+@exercise("callback_or_subclass", stars=2, notebook=NOTEBOOK,
+          answer=REQUESTS, judge=_judge_requests,
+          solution="answers = " + pprint.pformat(REQUESTS, width=79,
+                                                 sort_dicts=False), hints=[
+              "Ask: does the request only need to *see* the loop (when), or "
+              "must it change *what* the loop computes?",
+              "Callbacks get the state and may set control flags; they never "
+              "see the loss tensor or the batch before it is used.",
+          ])
+def observe_requests(candidate):
+    return {}
