@@ -1,7 +1,6 @@
 """Every checker accepts the reference and rejects known-wrong answers."""
 
 import pytest
-import torch
 import torch.nn.functional as F
 from transformers import Trainer, TrainerCallback
 

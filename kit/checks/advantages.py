@@ -3,8 +3,9 @@
 import torch
 
 from kit import losses
-from kit.checks.core import (Mismatch, Mistake, Raised, attempt, call,
-                             compare, describe_error, exercise)
+from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
+                                describe_error)
+from kit.checks.core import Mistake, exercise
 
 NOTEBOOK = "05_grpo_end_to_end"
 

@@ -7,8 +7,8 @@ import torch.nn.functional as F
 from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
 from kit import losses, recipes, tasks
-from kit.checks.core import (Mismatch, Mistake, Raised, attempt, call,
-                             compare, exercise)
+from kit.checks.compare import Mismatch, Raised, attempt, call, compare
+from kit.checks.core import Mistake, exercise, paused
 from kit.models import tiny_model
 
 NOTEBOOK = "01_stock_compute_loss"
@@ -87,7 +87,8 @@ def _lm_case(seed, batch=3, length=7, vocab=11):
                       "row, then over rows, gives a short answer's tokens "
                       "more weight than a long one's",
                       "one mean over all labelled tokens of the batch: "
-                      "flatten first, then F.cross_entropy", per_sequence_mean),
+                      "flatten first, then F.cross_entropy",
+                      per_sequence_mean),
               Mistake("sum_not_divided", "sum without dividing", "a sum "
                       "grows with the number of tokens: the loss should be a "
                       "mean", "keep F.cross_entropy's default "
@@ -146,6 +147,7 @@ class MyTrainer(Trainer):
 causal_lm_loss = losses.causal_lm_loss  # what MyTrainer calls, here
 
 
+@paused()
 def _trainer_and_batch(trainer_class):
     tokenizer = tasks.make_tokenizer()
     model = tiny_model("cpu", seed=0, tokenizer=tokenizer)

@@ -7,7 +7,8 @@ from transformers import (TrainerCallback, TrainerControl, TrainerState,
                           TrainingArguments)
 
 from kit import recipes
-from kit.checks.core import Mismatch, Mistake, Raised, attempt, exercise
+from kit.checks.compare import Mismatch, Raised, attempt
+from kit.checks.core import Mistake, exercise, paused
 
 NOTEBOOK = "02_callbacks_vs_subclassing"
 
@@ -100,11 +101,13 @@ def _judge_stop(candidate, seen, expected):
             what = "stopped" if flags[0] else "kept going"
             raise Mismatch(f"with target 1.0 it {what} after the log {log}")
     # And in a real run: a fresh model's loss falls below 2.0 in ~20 steps.
-    trainer = recipes.sft_trainer("cpu", output_dir=tempfile.mkdtemp(),
-                                  max_steps=200, logging_steps=5,
-                                  disable_tqdm=True)
-    trainer.add_callback(candidate(target=2.0))
-    recipes.quiet(trainer).train()
+    # The clock stops: on_log ran under it above, the training is ours.
+    with paused():
+        trainer = recipes.sft_trainer("cpu", output_dir=tempfile.mkdtemp(),
+                                      max_steps=200, logging_steps=5,
+                                      disable_tqdm=True)
+        trainer.add_callback(candidate(target=2.0))
+        recipes.quiet(trainer).train()
     stopped_at = trainer.state.global_step
     if stopped_at >= 200:
         raise Mismatch("in a real run the callback never stopped training")

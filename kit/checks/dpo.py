@@ -4,8 +4,9 @@ import torch
 import torch.nn.functional as F
 
 from kit import losses
-from kit.checks.core import (Mismatch, Mistake, Raised, attempt, call,
-                             compare, describe_error, exercise)
+from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
+                                describe_error)
+from kit.checks.core import Mistake, exercise
 
 NOTEBOOK = "03_dpo_compute_loss"
 

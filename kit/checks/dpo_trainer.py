@@ -7,7 +7,8 @@ import torch
 
 from kit import losses, tasks
 from kit.checks import dpo
-from kit.checks.core import Mismatch, Mistake, Raised, attempt, compare, exercise
+from kit.checks.compare import Mismatch, Raised, attempt, compare
+from kit.checks.core import Mistake, exercise, paused
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer
 
@@ -66,6 +67,7 @@ class MeanOverMicroBatch(DPOTrainer):
         return MyDPOTrainer.compute_loss(self, model, inputs, return_outputs)
 
 
+@paused()
 def _dpo_setup(trainer_class, pairs=6):
     model, tokenizer = load_policy(preset="cpu")
     reference = copy.deepcopy(model)

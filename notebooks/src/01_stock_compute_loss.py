@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from transformers import DataCollatorForSeq2Seq, Trainer
 
 from kit import losses, recipes, tasks
-from kit.checks import check
+from kit.checks import check, hint, solution
 from kit.course import setup_notebook, show
 from kit.live import LivePlotCallback
 from kit.models import load_policy
@@ -59,8 +59,9 @@ print("logits:", tuple(outputs.logits.shape), " the model's loss:",
 # 2. **The mask.** Labels of `-100` count for nothing: the mean is over the
 #    labelled tokens only.
 #
-# `F.cross_entropy` does the rest. Stuck? `hint("causal_lm_loss", 1)`, and
-# `solution("causal_lm_loss")` shows the kit's own answer.
+# `F.cross_entropy` does the rest. Stuck? `hint("causal_lm_loss", 1)`
+# (levels 1 to 3), and `solution("causal_lm_loss")` prints an answer you can
+# paste into the cell.
 
 # %%
 def causal_lm_loss(logits, labels):
@@ -105,6 +106,25 @@ check("compute_loss", MyTrainer)
 # Now train a fresh tiny model with it, and watch. `LivePlotCallback` redraws
 # one figure as the Trainer logs; the right-hand panel stays empty until
 # notebook 04, where generation enters.
+#
+# A falling loss proves little on its own: *your* `compute_loss` computes
+# it, and a wrong loss can fall faster than the right one (an unshifted one
+# reaches 0 by copying its input). So we also measure, with the kit's own
+# code, how often the model's top guess for the next answer token is right
+# on held-out sums.
+
+# %%
+def next_token_accuracy(model, dataset, collator):
+    """Share of labelled tokens whose next-token guess is right."""
+    batch = collator(list(dataset)).to(model.device)
+    with torch.no_grad():
+        logits = model(input_ids=batch["input_ids"],
+                       attention_mask=batch["attention_mask"]).logits
+    guesses = logits[:, :-1].argmax(-1)  # (B, T-1): position t guesses t+1
+    labels = batch["labels"][:, 1:]
+    scored = labels != -100
+    return (guesses[scored] == labels[scored]).float().mean().item()
+
 
 # %% tags=["uses-exercise"]
 trainer = recipes.sft_trainer(
@@ -114,6 +134,10 @@ trainer = recipes.sft_trainer(
 recipes.quiet(trainer)
 result = trainer.train()
 print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s")
+accuracy = next_token_accuracy(trainer.model, trainer.eval_dataset,
+                               trainer.data_collator)
+print(f"held-out: your loss {trainer.evaluate()['eval_loss']:.3f}, "
+      f"next-token accuracy {accuracy:.3f}")
 
 # %% [markdown]
 # ## The gradient-accumulation trap
@@ -133,6 +157,7 @@ show(accumulated_gradient)
 
 
 def compare_with_one_big_batch(trainer_class, label):
+    """Print and return how the accumulated gradient compares: ×size, off."""
     trainer = recipes.sft_trainer("cpu", output_dir="runs/01_ga",
                                   model=model, trainer_class=trainer_class)
     big = accumulated_gradient(trainer, [batch])
@@ -140,46 +165,66 @@ def compare_with_one_big_batch(trainer_class, label):
     ratio = (accumulated.norm() / big.norm()).item()
     off = ((accumulated - big).norm() / big.norm()).item()
     print(f"{label:<34} size ×{ratio:.3f}, off by {off:.1%}")
+    return ratio, off
+
+
+def verdict(ratio, off):
+    """What the numbers say, in words."""
+    if off < 1e-3:
+        return "the big batch's gradient: exact under accumulation"
+    if abs(ratio - 2) < 0.25:
+        return (f"×{ratio:.2f} the big batch's: the mean-loss trap "
+                "(nobody divided by the 2 accumulation steps)")
+    return (f"×{ratio:.2f} the big batch's and {off:.0%} off in "
+            "direction: close, not equal")
 
 
 compare_with_one_big_batch(Trainer, "stock Trainer")
 
 # %% tags=["uses-exercise"]
-compare_with_one_big_batch(MyTrainer, "your MyTrainer")
+print("your trainer's gradient:",
+      verdict(*compare_with_one_big_batch(MyTrainer, "your MyTrainer")))
 
 # %% [markdown]
-# Your gradient is about **twice** too large, and points elsewhere. Two bugs
-# stack up:
+# If your loss is the mean that `F.cross_entropy` returns, the line above
+# says the gradient is about **twice** too large, and points elsewhere
+# (if you already divided a sum by `num_items_in_batch`, it says exact:
+# you are a step ahead — read on to see why it matters). Two bugs stack up
+# in a mean loss:
 #
 # 1. **Nobody divided by 2.** `training_step` divides the loss by the number
 #    of accumulation steps *unless it thinks the loss is already scaled* —
 #    and it thinks so whenever the model accepts `num_items_in_batch`, as
-#    every transformers causal LM does. Your mean ignored that argument.
+#    every transformers causal LM does. A mean ignores that argument.
 #    The attribute `loss_is_scaled_for_ga` tells the Trainer the truth.
 # 2. **A mean of means is not the mean.** The micro-batch with 1 row gets
 #    the same weight as the one with 3. Only dividing the *sum* over tokens
 #    by the token count of the whole accumulated batch — that is
 #    `num_items_in_batch` — gives the big batch's loss.
 #
-# Fixing only the first bug:
+# Telling the Trainer to divide by the accumulation steps fixes only the
+# first bug of a mean loss:
 
 # %% tags=["uses-exercise"]
 class HalfFixed(MyTrainer):
     loss_is_scaled_for_ga = False  # "divide my loss by the GA steps, please"
 
 
-compare_with_one_big_batch(HalfFixed, "loss_is_scaled_for_ga = False")
+print("with loss_is_scaled_for_ga = False:",
+      verdict(*compare_with_one_big_batch(HalfFixed, "HalfFixed")))
 
 # %% [markdown]
-# Closer, not equal. The kit's `CausalLMTrainer` fixes both: its loss is the
-# sum divided by `num_items_in_batch`, and it says the loss is scaled.
+# The kit's `CausalLMTrainer` fixes both: its loss is the sum divided by
+# `num_items_in_batch`, and it says the loss is scaled.
 
 # %%
 from kit.trainers import CausalLMTrainer
 
 show(CausalLMTrainer)
 show(losses.causal_lm_loss)
-compare_with_one_big_batch(CausalLMTrainer, "CausalLMTrainer")
+print("CausalLMTrainer:",
+      verdict(*compare_with_one_big_batch(CausalLMTrainer,
+                                          "CausalLMTrainer")))
 
 # %% [markdown]
 # ## What you learned

@@ -13,7 +13,7 @@
 from transformers import TrainerCallback
 
 from kit import recipes
-from kit.checks import check
+from kit.checks import check, hint, solution
 from kit.course import setup_notebook, show
 from kit.live import LivePlotCallback
 
@@ -43,7 +43,8 @@ print([name for name in dir(TrainerCallback) if name.startswith("on_")])
 # Write `StopAtLoss(target)`: in `on_log`, once the training loss (the
 # `"loss"` key of `logs`) is below `target`, set
 # `control.should_training_stop = True`. Careful: evaluation logs and the
-# final summary have no `"loss"` key.
+# final summary have no `"loss"` key. Stuck? `hint("stop_callback", 1)`
+# (levels 1 to 3), and `solution("stop_callback")` prints an answer.
 
 # %%
 class StopAtLoss(TrainerCallback):

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from kit import recipes, tasks
-from kit.checks import check
+from kit.checks import check, hint, solution
 from kit.course import setup_notebook, show
 from kit.live import LivePlotCallback
 from kit.losses import dpo_loss, sequence_logps
@@ -57,6 +57,8 @@ for ids, completion in zip(batch["input_ids"], batch["completion_mask"]):
 # The log-probability the model gives a whole completion: the **sum** of
 # its tokens' log-probs. The shift is the one from notebook 01 — logits at
 # position *t* score token *t+1* — and the mask shifts with the tokens.
+# Stuck? `hint("sequence_logps", 1)` (levels 1 to 3); `solution(...)` with
+# an exercise's id prints an answer you can paste into its cell.
 
 # %%
 def sequence_logps(logits, input_ids, completion_mask):
@@ -124,8 +126,8 @@ check("dpo_snippet", fixed_snippet)
 
 # %% [markdown]
 # With β = 0.1, the snippet weighs the rejected side ten times more than
-# the chosen one: it mostly learns to push rejected answers down, and β no
-# longer controls how far the policy drifts from the reference.
+# the chosen one. What that does to training, you will see below, after
+# your own DPO has trained.
 #
 # ## ★★★ Exercise 4: DPO's `compute_loss`
 #
@@ -203,6 +205,75 @@ print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
 # near misses down and the right sums up moved probability where it
 # belongs. (On real data DPO can also push *both* down — watch
 # `logps/chosen` in the logs.)
+#
+# ## The published snippet, trained
+#
+# The snippet "trains, and it is wrong". See for yourself: the same trainer,
+# data, β = 0.5 and budget twice — 60 steps from the starting policy —
+# once with the paper's loss, once with the snippet's. Only `loss_fn`, the
+# function `DPOTrainer.compute_loss` calls, differs. (These runs use the
+# kit's trainer, so they work even if exercise 4 is not done.)
+
+# %%
+from kit import losses
+
+
+def snippet_loss(policy_chosen_logps, policy_rejected_logps,
+                 ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """DPO as the published snippet computes it: β on the chosen side."""
+    chosen = policy_chosen_logps - ref_chosen_logps  # (B,)
+    rejected = policy_rejected_logps - ref_rejected_logps  # (B,)
+    snippet = -F.logsigmoid(beta * chosen - rejected)  # the bug
+    return snippet, beta * chosen.detach(), beta * rejected.detach()
+
+
+BUDGET = 60  # steps, for both
+runs = {}
+for name, loss_fn in (("paper", losses.dpo_loss), ("snippet", snippet_loss)):
+    side = recipes.dpo_trainer(
+        "cpu", output_dir=f"runs/03_{name}", max_steps=BUDGET,
+        eval_steps=BUDGET // 2, callbacks=[LivePlotCallback(
+            ("rewards/margins", "rewards/accuracies"), title=name)])
+    side.loss_fn = loss_fn
+    recipes.quiet(side).train()
+    runs[name] = side
+
+# %% [markdown]
+# The numbers behind the plots: training loss, the held-out margin
+# β·((π_c − ref_c) − (π_r − ref_r)) — positive when the policy prefers the
+# right sum more than the reference did — and greedy accuracy on held-out
+# sums.
+
+# %%
+verdicts = {}
+for name, side in runs.items():
+    history = side.state.log_history
+    loss = [row["loss"] for row in history if "loss" in row]
+    margin = [row["eval_rewards/margins"] for row in history
+              if "eval_rewards/margins" in row]
+    accuracy = greedy_accuracy(side.model, tokenizer, held_out)
+    verdicts[name] = (loss[-1] < loss[0], margin[-1] < margin[0],
+                      accuracy < accuracy_before)
+    print(f"{name:<8} loss {loss[0]:.3f} → {loss[-1]:.3f}   held-out margin "
+          f"{margin[0]:+.2f} → {margin[-1]:+.2f}   greedy accuracy "
+          f"{accuracy_before:.3f} → {accuracy:.3f}")
+for name, (loss_fell, margin_fell, accuracy_fell) in verdicts.items():
+    print(f"{name}: the loss {'fell' if loss_fell else 'rose'}, the margin "
+          f"{'fell' if margin_fell else 'rose'}, accuracy "
+          f"{'fell' if accuracy_fell else 'rose'}")
+
+# %% [markdown]
+# **Your turn to think.** Both losses go down. Why does the snippet's
+# policy get *worse* — margins down, fewer right answers — while its loss
+# falls? Look at what β multiplies in `β·chosen − rejected`, and ask what
+# happens to it when the policy lowers the log-probs of *both* answers by
+# the same amount d.
+#
+# *Answer:* β·(−d) − (−d) = (1 − β)·d > 0: with β < 1, pushing both answers
+# down lowers the snippet's loss. A near miss and the right sum share most
+# of their tokens, so the cheapest way down is to make every answer less
+# likely — the right ones too. In the paper's β·(chosen − rejected) a
+# shared shift cancels: only the *difference* pays.
 #
 # ## The kit's trainer, whole
 #

@@ -15,7 +15,7 @@ import time
 import torch
 
 from kit import recipes, tasks
-from kit.checks import check
+from kit.checks import check, hint, solution
 from kit.course import setup_notebook, show
 from kit.live import LivePlotCallback, compare_generation_cost
 from kit.models import load_policy
@@ -46,6 +46,7 @@ def median_ms(work, repeats=5):
     return 1000 * sorted(times)[repeats // 2]
 
 
+timings = {}  # new tokens -> (generate ms, training step ms)
 for new_tokens in (4, 16, 48):
     with torch.no_grad():
         sequences = policy.generate(
@@ -62,14 +63,26 @@ for new_tokens in (4, 16, 48):
         policy(input_ids=sequences, labels=sequences).loss.backward()
         optimizer.zero_grad()
 
-    print(f"{new_tokens:>2} new tokens: generate {median_ms(generate):6.1f} ms"
-          f"   training step {median_ms(train_step):6.1f} ms")
+    timings[new_tokens] = median_ms(generate), median_ms(train_step)
+    print(f"{new_tokens:>2} new tokens: generate {timings[new_tokens][0]:6.1f}"
+          f" ms   training step {timings[new_tokens][1]:6.1f} ms")
+
+generation_grew = timings[48][0] / timings[4][0]
+training_grew = timings[48][1] / timings[4][1]
+print(f"from 4 to 48 new tokens: generation ×{generation_grew:.1f}, "
+      f"the training step ×{training_grew:.1f} — "
+      f"{'generation' if generation_grew > training_grew else 'training'}"
+      " grew faster")
 
 # %% [markdown]
-# Generation grows with every token; the training step barely notices. On
-# a GPU the gap is wider still: the training step is one big parallel
-# kernel launch, generation is many small ones. And RL needs fresh samples
-# all the time: GRPO samples G completions of every prompt.
+# Both grow — the training step's sequences get longer too — and the last
+# line says which grew faster on your machine. Generation should: it runs
+# the model once per new token, one after the other, while the training
+# step handles every token of a sequence in one parallel pass. On a GPU the
+# gap is wider still: the training step is a few big parallel kernels,
+# generation many small ones.
+# And RL needs fresh samples all the time: GRPO samples G completions of
+# every prompt.
 #
 # The fix TRL uses: **generate for several steps at once**. With
 # `steps_per_generation = k`, one `generate()` call makes the completions
@@ -83,6 +96,8 @@ for new_tokens in (4, 16, 48):
 # Keep `sampler_fn=self._get_train_sampler`: GRPO's sampler repeats each
 # prompt G times in a row and serves each big batch k times, so the loop
 # still gets one batch per step — the same one, k times over.
+# Stuck? `hint("get_train_dataloader", 1)` (levels 1 to 3), and
+# `solution("get_train_dataloader")` prints an answer.
 
 # %%
 show(GRPOTrainer._get_train_sampler)

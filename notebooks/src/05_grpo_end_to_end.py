@@ -13,7 +13,7 @@
 import torch
 
 from kit import recipes, tasks
-from kit.checks import check
+from kit.checks import check, hint, solution
 from kit.course import setup_notebook, show
 from kit.live import LivePlotCallback
 from kit.losses import per_token_kl
@@ -70,6 +70,8 @@ for start in (0, 8):
 # `rewards` has shape `(B·G,)`, each prompt's G completions next to each
 # other. Use torch's default (unbiased) `std`, as TRL does. A group where
 # every completion got the same reward has no signal: all zeros.
+# Stuck? `hint("group_advantages", 1)` (levels 1 to 3), and
+# `solution("group_advantages")` prints an answer.
 
 # %%
 def group_advantages(rewards, num_generations):
