@@ -171,3 +171,15 @@ def test_records_carry_status_mistake_and_message(monkeypatch, tmp_path):
                      "not shifted — position t must predict token t+1, so "
                      "drop the last logit and the first label"}
     assert second["status"] == "passed" and second["mistake"] is None
+
+
+def test_the_clock_stops_while_the_kit_builds_its_trainers():
+    import time
+    from kit.checks.core import TimeLimit, paused, time_limit
+    with time_limit(0.5):
+        with paused():  # e.g. loading the policy on a busy machine
+            time.sleep(0.8)
+    with pytest.raises(TimeLimit):
+        with time_limit(0.5):
+            while True:
+                pass

@@ -179,7 +179,8 @@ def verdict(ratio, off):
             "direction: close, not equal")
 
 
-compare_with_one_big_batch(Trainer, "stock Trainer")
+print("the stock Trainer's gradient:",
+      verdict(*compare_with_one_big_batch(Trainer, "stock Trainer")))
 
 # %% tags=["uses-exercise"]
 print("your trainer's gradient:",
