@@ -98,10 +98,10 @@ def _batches(trainer):
                       "with the steps it serves, k", "multiply by "
                       "self.args.steps_per_generation, not num_generations",
                       TimesG),
-              Mistake("no_sampler", "no sampler", "the stock sampler "
-                      "shuffles rows: no groups of G, no batch served k "
-                      "times", "pass sampler_fn=self._get_train_sampler",
-                      NoSampler),
+              Mistake("no_sampler", "no sampler", "without GRPO's "
+                      "sampler each prompt comes once: no groups of G, no "
+                      "batch served k times", "pass "
+                      "sampler_fn=self._get_train_sampler", NoSampler),
               Mistake("plain_dataloader", "a plain DataLoader", "the "
                       "Trainer's loaders go through accelerate (devices, "
                       "several processes, resuming)", "build it with "
