@@ -95,8 +95,7 @@ def default_judge(candidate, seen, expected):
 
 def judge_value(name, actual, wanted, verdict="exact"):
     if isinstance(actual, Raised):
-        raise Mismatch(f"your code raised {describe_error(actual.error)} "
-                       f"({name})")
+        raise Mismatch(f"your code raised {describe_error(actual.error)}")
     if isinstance(wanted, torch.Tensor):
         found = compare(name, actual, wanted)
         return found if verdict == "exact" else verdict
