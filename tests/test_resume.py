@@ -115,8 +115,9 @@ def test_a_checkpoint_with_a_file_missing_is_refused(missing, grpo_checkpoint,
 
 
 def test_a_changed_steps_per_generation_is_refused(grpo_checkpoint, tmp_path):
-    with pytest.raises(ValueError, match="saved with steps_per_generation=2, "
-                                         "this run has steps_per_generation=1"):
+    with pytest.raises(ValueError, match="saved with steps_per_generation="
+                                         "2, this run has steps_per_"
+                                         "generation=1"):
         resume(grpo(tmp_path, steps_per_generation=1), grpo_checkpoint)
 
 
