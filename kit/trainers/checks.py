@@ -22,7 +22,7 @@ def check_tokenizer(trainer, tokenizer):
                          "tokenizer.eos_token is the usual fix)")
 
 
-def check_dataset(name, dataset, columns, algorithm):
+def check_dataset(name, dataset, columns, algorithm, rows):
     """The columns are there, there are rows, and each cell is text."""
     missing = [c for c in columns if c not in dataset.column_names]
     if missing:
@@ -30,7 +30,7 @@ def check_dataset(name, dataset, columns, algorithm):
                          f"needs {list(columns)} (it has "
                          f"{dataset.column_names})")
     if len(dataset) == 0:
-        raise ValueError(f"{name} is empty: {algorithm} needs rows")
+        raise ValueError(f"{name} is empty: {algorithm} needs {rows}")
     for column in columns:
         for index, value in enumerate(dataset[column]):
             if not isinstance(value, str):

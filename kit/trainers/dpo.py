@@ -131,7 +131,7 @@ class PreferenceTokenizer:
         self.tokenizer, self.max_length = tokenizer, max_length
 
     def dataset(self, dataset, name):
-        check_dataset(name, dataset, COLUMNS, "DPO")
+        check_dataset(name, dataset, COLUMNS, "DPO", "preference rows")
         dataset = dataset.map(self.row, with_indices=True,
                               fn_kwargs={"name": name})
         self.check_cuts(name, dataset)

@@ -374,7 +374,7 @@ def generation_config(tokenizer, args, sample):
 
 def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     """Refuse bad input before any training time is spent."""
-    check_dataset(name, dataset, ["prompt"], "GRPO")
+    check_dataset(name, dataset, ["prompt"], "GRPO", "prompts")
     encoded = tokenizer(list(dataset["prompt"]))["input_ids"]
     lengths = [len(ids) for ids in encoded]
     longest = max(range(len(lengths)), key=lengths.__getitem__)
