@@ -358,18 +358,19 @@ def _state_file(accelerator):
 def generation_config(tokenizer, args, sample):
     """Every setting that shapes the tokens, the trainer's own.
 
-    Sampling uses only the GRPOConfig's temperature over the whole
-    vocabulary (top_k=0, top_p=1: no warper to install); evaluation is
-    greedy. Settings a model brings (repetition_penalty, do_sample...) would
-    make the samples differ from the policy the loss scores.
+    Sampling uses only the GRPOConfig's temperature; evaluation is greedy.
+    Settings a model brings (repetition_penalty, do_sample...) would make
+    the samples differ from the policy the loss scores: `_generate` lends
+    generate() this config as the model's own, so none of them applies.
     """
+    # top_k=0, top_p=1: the whole vocabulary, so no warper is installed
+    sampling = dict(temperature=args.temperature, top_k=0, top_p=1.0)
     return GenerationConfig(
         max_new_tokens=args.max_completion_length, do_sample=sample,
-        temperature=args.temperature if sample else 1.0, top_k=0, top_p=1.0,
         num_beams=1, repetition_penalty=1.0, use_cache=True,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=tokenizer.bos_token_id)
+        bos_token_id=tokenizer.bos_token_id, **(sampling if sample else {}))
 
 
 def check_prompts(name, dataset, tokenizer, args, reward_funcs):
