@@ -373,7 +373,7 @@ def gives_matrix(prompts, completions, **columns):
     (gives_inf, r"gives_inf returned -inf for completion 1 \('0'\): rewards "
      "must be finite float32 numbers; clip them"),
     (gives_huge, "gives_huge returned 1e[+]39 for completion 0"),
-    (gives_dict, "gives_dict returned a dict values for 2 completions"),
+    (gives_dict, "gives_dict returned a dict, not one value per completion"),
     (gives_matrix, r"gives_matrix returned an array of shape \(2, 1\)"),
 ])
 def test_a_broken_reward_function_is_refused_before_training(reward, message,

@@ -88,14 +88,16 @@ def _rewards(func, values, completions):
             f"{tuple(values.shape)}: return one float per completion")
     if hasattr(values, "tolist"):  # numpy arrays and tensors
         values = values.tolist()
-    if not isinstance(values, (list, tuple)) or len(values) != len(
-            completions):
-        got = (len(values) if isinstance(values, (list, tuple))
-               else f"a {type(values).__name__}")
+    if not isinstance(values, (list, tuple)):
         raise ValueError(
-            f"reward function {reward_name(func)} returned {got} values for "
-            f"{len(completions)} completions: return a list with one "
-            "float per completion")
+            f"reward function {reward_name(func)} returned a "
+            f"{type(values).__name__}, not one value per completion: return "
+            "a list with one float per completion")
+    if len(values) != len(completions):
+        raise ValueError(
+            f"reward function {reward_name(func)} returned {len(values)} "
+            f"values for {len(completions)} completions: return a list with "
+            "one float per completion")
     for i, value in enumerate(values):
         if not isinstance(value, numbers.Real) or math.isnan(value):
             raise ValueError(
