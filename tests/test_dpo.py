@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from datasets import Dataset
 
 from kit import losses, recipes, tasks
 from kit.gradients import accumulated_gradient
@@ -118,8 +119,10 @@ def test_the_loss_matches_trls_dpo_trainer(loss_type, moved_policy, tmp_path):
 # ------------------------------------------------------------------ config
 
 @pytest.mark.parametrize("field, value, message", [
-    ("beta", 0.0, "DPOConfig.beta must be > 0"),
-    ("beta", -1.0, "DPOConfig.beta must be > 0"),
+    ("beta", 0.0, "DPOConfig.beta must be a finite number > 0"),
+    ("beta", -1.0, "DPOConfig.beta must be a finite number > 0"),
+    ("beta", math.inf, "DPOConfig.beta must be a finite number > 0"),
+    ("beta", math.nan, "DPOConfig.beta must be a finite number > 0"),
     ("loss_type", "kto", "DPOConfig.loss_type must be one of"),
     ("max_length", 1, "DPOConfig.max_length must be >= 2"),
 ])
@@ -216,6 +219,66 @@ def test_gradient_accumulation_gives_the_big_batch_gradient(tmp_path,
                                             collate(rows[3:])])
     assert torch.allclose(big, uneven, rtol=1e-4, atol=1e-6)
     assert big.norm() > 0
+
+
+def test_metrics_do_not_depend_on_how_the_batch_is_split(tmp_path,
+                                                        moved_policy):
+    trainer = make(tmp_path, moved_policy)
+    rows = list(trainer.train_dataset.select(range(8)))
+    logs = []
+    for sizes in ([8], [3, 3, 2], [5, 3]):
+        parts, start = [], 0
+        for size in sizes:
+            parts.append(trainer.data_collator(rows[start:start + size]))
+            start += size
+        accumulated_gradient(trainer, parts)
+        logs.append({})
+        trainer.log(logs[-1])
+    for name in ("rewards/accuracies", "rewards/margins", "logps/chosen"):
+        assert logs[1][name] == pytest.approx(logs[0][name]), name
+        assert logs[2][name] == pytest.approx(logs[0][name]), name
+
+
+def pairs(prompt, chosen, rejected):
+    return Dataset.from_dict({"prompt": prompt, "chosen": chosen,
+                              "rejected": rejected})
+
+
+def test_completions_cut_by_max_length_are_counted(tokenizer):
+    data = pairs(["1+2=", "1+2="], ["3", "3"], ["45", "4"])
+    room = len(tokenizer("1+2=")["input_ids"]) + 2  # "3" and <eos> fit
+    with pytest.warns(UserWarning, match="train_dataset: 1 of 2 pairs were "
+                                         "cut to max_length="):
+        PreferenceTokenizer(tokenizer, room).dataset(data, "train_dataset")
+
+
+def test_a_cut_that_makes_chosen_equal_rejected_is_refused(tmp_path,
+                                                           moved_policy):
+    with pytest.raises(ValueError, match=r"chosen equals rejected in \d+ of "
+                                         r"32 pairs .*raise DPOConfig."
+                                         "max_length"):
+        make(tmp_path, moved_policy, max_length=8)
+
+
+def test_completions_that_are_not_text_are_refused_naming_the_row(
+        tmp_path, moved_policy):
+    data = pairs(["1+2="] * 3, ["3", "3", None], ["4"] * 3)
+    with pytest.raises(ValueError, match="train_dataset row 2: column "
+                                         "'chosen' holds None"):
+        make(tmp_path, moved_policy, data)
+    data = pairs(["1+2="] * 3, ["3"] * 3, [4] * 3)
+    with pytest.raises(ValueError, match="train_dataset row 0: column "
+                                         "'rejected' holds 4 \\(int\\)"):
+        make(tmp_path, moved_policy, data)
+
+
+def test_args_default_to_a_dpo_config(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model, tokenizer = load_policy(preset="cpu")
+    trainer = DPOTrainer(model, train_dataset=tasks.preference_dataset(
+        "train", n=8), processing_class=tokenizer)
+    assert isinstance(trainer.args, DPOConfig)
+    assert trainer.args.output_dir == "tmp_trainer"
 
 
 def test_logs_and_evaluate_carry_trls_metric_names(tmp_path, moved_policy):

@@ -3,13 +3,16 @@
 import copy
 import math
 
+import numpy as np
 import pytest
 import torch
+from datasets import Dataset
 
 from kit import losses, recipes, tasks
 from kit.gradients import accumulated_gradient
 from kit.models import greedy_accuracy, load_policy
 from kit.trainers import GRPOConfig, GRPOTrainer
+from kit.trainers.checks import score
 from kit.trainers.grpo import RepeatSampler
 
 
@@ -192,17 +195,114 @@ def test_logs_carry_the_rewards_and_the_generation_cost(tmp_path):
     assert log["generation/tokens"] > 0 and log["generation/seconds"] > 0
 
 
-def test_evaluation_reports_the_held_out_greedy_reward(tmp_path):
+@pytest.mark.parametrize("prompts, batch_size", [(100, 64), (100, 50),
+                                               (10, 4)])
+def test_evaluation_reports_the_held_out_greedy_reward(prompts, batch_size,
+                                                       tmp_path):
+    # a last batch smaller than the others weighs by its prompts
     model, tokenizer = load_policy(preset="cpu")
-    held_out = tasks.prompt_dataset("test", n=100)
+    held_out = tasks.prompt_dataset("test", n=prompts)
     trainer = GRPOTrainer(model, [tasks.correctness_reward],
-                          args=config(tmp_path, per_device_eval_batch_size=50),
+                          args=config(tmp_path,
+                                      per_device_eval_batch_size=batch_size),
                           train_dataset=tasks.prompt_dataset("train", n=64),
                           eval_dataset=held_out, processing_class=tokenizer)
     metrics = trainer.evaluate()
     assert metrics["eval_reward"] == pytest.approx(
         greedy_accuracy(model, tokenizer, held_out))
     assert trainer._generation["calls"] == 0  # not a training cost
+
+
+def by_position(prompts, completions, **columns):
+    """Fixed rewards, whatever was generated: 0, 1, 0, 0, 1, 1, 1, 0."""
+    return [float(i % 8 in (1, 4, 5, 6)) for i in range(len(completions))]
+
+
+def test_reward_std_is_trls_the_spread_of_the_batchs_rewards(tmp_path):
+    from trl.trainer.utils import nanstd
+    trainer = make(tmp_path, max_steps=1, rewards=(by_position,))
+    trainer.train()
+    log = trainer.state.log_history[0]
+    rewards = torch.tensor(by_position(None, [""] * 8))
+    assert log["reward_std"] == pytest.approx(nanstd(rewards).item())
+    assert log["reward_std_in_group"] == pytest.approx(
+        rewards.view(2, 4).std(1).mean().item())
+
+
+def sampled(trainer, rows):
+    """Sample as the trainer does; keep the scores generate() sampled from.
+    -> (batch for _completion_logps, per-token log-probs sampled from)."""
+    tokenizer = trainer.processing_class
+    prompt = tokenizer([r["prompt"] for r in rows], return_tensors="pt",
+                       padding=True, padding_side="left")
+    out = trainer.model.generate(
+        **prompt, do_sample=True, temperature=trainer.args.temperature,
+        top_k=0, top_p=1.0, max_new_tokens=trainer.args.max_completion_length,
+        pad_token_id=tokenizer.pad_token_id, output_scores=True,
+        return_dict_in_generate=True)
+    completion_ids = out.sequences[:, prompt["input_ids"].shape[1]:]
+    scores = torch.stack(out.scores, 1).log_softmax(-1)  # (B, C, V)
+    logps = scores.gather(-1, completion_ids.unsqueeze(-1)).squeeze(-1)
+    is_eos = completion_ids == tokenizer.eos_token_id
+    mask = (is_eos.int().cumsum(1) - is_eos.int() == 0).long()
+    return {"prompt_ids": prompt["input_ids"],
+            "prompt_mask": prompt["attention_mask"],
+            "completion_ids": completion_ids, "completion_mask": mask}, logps
+
+
+def test_log_probs_score_the_tempered_distribution_that_was_sampled(tmp_path):
+    trainer = make(tmp_path, temperature=0.5)
+    rows = next(iter(trainer.get_train_dataloader()))
+    torch.manual_seed(0)
+    with torch.no_grad():
+        batch, expected = sampled(trainer, rows)
+        logps = trainer._completion_logps(trainer.model, batch)
+    mask = batch["completion_mask"].bool()
+    assert torch.allclose(logps[mask], expected[mask], atol=1e-4)
+
+
+def test_generation_settings_do_not_leak_from_the_model(tmp_path):
+    clean = make(tmp_path / "clean")
+    leaky = make(tmp_path / "leaky")
+    leaky.model.generation_config.repetition_penalty = 3.0
+    leaky.model.generation_config.do_sample = True
+    rows = next(iter(clean.get_train_dataloader()))
+    prompt = clean.processing_class([r["prompt"] for r in rows],
+                                    return_tensors="pt", padding=True,
+                                    padding_side="left")
+    for greedy, seeds in ((False, (0, 0)), (True, (0, 1))):
+        outputs = []
+        for trainer, seed in zip((clean, leaky), seeds):
+            torch.manual_seed(seed)
+            outputs.append(trainer._generate(prompt, greedy))
+        assert torch.equal(*outputs), "greedy" if greedy else "sampling"
+    assert leaky.model.generation_config.repetition_penalty == 3.0  # as lent
+
+
+def test_a_nan_loss_stops_training_naming_the_step(tmp_path):
+    class NaNAtStepTwo(GRPOTrainer):
+        def compute_loss(self, model, inputs, **kwargs):
+            loss = super().compute_loss(model, inputs, **kwargs)
+            return loss * math.nan if self.state.global_step == 1 else loss
+    model, tokenizer = load_policy(preset="cpu")
+    trainer = NaNAtStepTwo(model, [tasks.correctness_reward],
+                           args=config(tmp_path, max_steps=3),
+                           train_dataset=tasks.prompt_dataset("train", n=64),
+                           processing_class=tokenizer)
+    with pytest.raises(FloatingPointError, match="stopped at step 2: the "
+                                                 "loss or a gradient is nan"):
+        trainer.train()
+    assert all(torch.isfinite(p).all() for p in model.parameters())
+
+
+def test_args_default_to_a_grpo_config(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model, tokenizer = load_policy(preset="cpu")
+    trainer = GRPOTrainer(model, [tasks.correctness_reward],
+                          train_dataset=tasks.prompt_dataset("train", n=8),
+                          processing_class=tokenizer)
+    assert isinstance(trainer.args, GRPOConfig)
+    assert trainer.args.output_dir == "tmp_trainer"
 
 
 def test_a_kl_penalty_uses_a_frozen_reference(tmp_path):
@@ -248,17 +348,65 @@ def raises(prompts, completions, **columns):
     raise KeyError("score")
 
 
+def gives_inf(prompts, completions, **columns):
+    return [math.log(0.5)] + [-math.inf] * (len(completions) - 1)
+
+
+def gives_huge(prompts, completions, **columns):
+    return [1e39] * len(completions)  # inf in float32
+
+
+def gives_dict(prompts, completions, **columns):
+    return {c: 1.0 for c in range(len(completions))}
+
+
+def gives_matrix(prompts, completions, **columns):
+    return np.ones((len(completions), 1))
+
+
 @pytest.mark.parametrize("reward, message", [
     (wrong_length, "wrong_length returned 1 values for 2 completions"),
     (gives_nan, "gives_nan returned nan for completion 0"),
     (gives_text, "gives_text returned 'good' for completion 0"),
     (gives_none, "gives_none returned None for completion 0"),
     (raises, "raises raised KeyError"),
+    (gives_inf, r"gives_inf returned -inf for completion 1 \('0'\): rewards "
+     "must be finite float32 numbers; clip them"),
+    (gives_huge, "gives_huge returned 1e[+]39 for completion 0"),
+    (gives_dict, "gives_dict returned a dict, not one value per completion"),
+    (gives_matrix, r"gives_matrix returned an array of shape \(2, 1\)"),
 ])
 def test_a_broken_reward_function_is_refused_before_training(reward, message,
                                                              tmp_path):
     with pytest.raises(ValueError, match=message):
         make(tmp_path, rewards=(reward,))
+
+
+@pytest.mark.parametrize("kind", [list, tuple, np.array, torch.tensor])
+def test_rewards_may_be_any_sequence_of_numbers(kind):
+    def reward(prompts, completions, **columns):
+        return kind([0.5, 2.0, -1.0])
+    rewards = score([reward], ["p"] * 3, ["a", "b", "c"], {})
+    assert rewards[:, 0].tolist() == [0.5, 2.0, -1.0]
+
+
+def test_each_reward_function_gets_its_own_copies():
+    seen = []
+    def vandal(prompts, completions, answer, **columns):
+        completions[0], answer[0], prompts[:] = "9", "9", []
+        return [0.0] * len(completions)
+    def witness(prompts, completions, answer, **columns):
+        seen.append((list(prompts), list(completions), list(answer)))
+        return [0.0] * len(completions)
+    score([vandal, witness], ["1+2="], ["3"], {"answer": ["3"]})
+    assert seen == [(["1+2="], ["3"], ["3"])]
+
+
+def test_prompts_that_are_not_text_are_refused_naming_the_row(tmp_path):
+    data = Dataset.from_dict({"prompt": ["1+2=", None], "answer": ["3", "4"]})
+    with pytest.raises(ValueError, match="train_dataset row 1: column "
+                                         "'prompt' holds None"):
+        make(tmp_path, data)
 
 
 def test_a_reward_missing_its_column_names_the_columns(tmp_path):

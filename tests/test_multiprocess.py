@@ -38,36 +38,50 @@ def launch(*args):
 
 
 @pytest.fixture(scope="module")
-def grpo_runs(tmp_path_factory):
-    out = tmp_path_factory.mktemp("grpo")
-    launch(str(Path(__file__).with_name("multiprocess_grpo.py")), str(out))
+def runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    launch(str(Path(__file__).with_name("multiprocess_trainers.py")), str(out))
     return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
 
 
-def test_grpo_runs_in_two_processes(grpo_runs):
-    assert [run["processes"] for run in grpo_runs] == [2, 2]
+def test_grpo_runs_in_two_processes(runs):
+    assert [run["processes"] for run in runs] == [2, 2]
     # 6 steps, k = 2: three generations in each process
-    assert [run["calls"] for run in grpo_runs] == [math.ceil(6 / 2)] * 2
+    assert [run["calls"] for run in runs] == [math.ceil(6 / 2)] * 2
 
 
-def test_each_prompts_completions_stay_in_one_group(grpo_runs):
+def test_each_prompts_completions_stay_in_one_group(runs):
     G = 4
-    for run in grpo_runs:
+    for run in runs:
         for generation in run["generations"]:
             prompts = generation["prompts"]
             assert len(prompts) == 8 * 2  # per_device batch x k
             for start in range(0, len(prompts), G):
                 assert len(set(prompts[start:start + G])) == 1
-    for first, second in zip(*(run["generations"] for run in grpo_runs)):
+    for first, second in zip(*(run["generations"] for run in runs)):
         assert not set(first["prompts"]) & set(second["prompts"])
 
 
-def test_advantages_are_computed_over_whole_groups(grpo_runs):
-    for first, second in zip(*(run["generations"] for run in grpo_runs)):
+def test_advantages_are_computed_over_whole_groups(runs):
+    for first, second in zip(*(run["generations"] for run in runs)):
         rewards = torch.tensor(first["rewards"] + second["rewards"])
         expected = group_advantages(rewards, 4)
         actual = torch.tensor(first["advantages"] + second["advantages"])
         assert torch.allclose(actual, expected, atol=1e-6)
+
+
+def test_eval_reward_is_the_greedy_accuracy_in_two_processes(runs):
+    # 10 prompts in batches of 4 over 2 processes: the last batch is padded
+    # with repeated prompts, which must not count
+    for run in runs:
+        assert run["eval_reward"] == pytest.approx(run["greedy_accuracy"])
+
+
+def test_causal_lm_trainer_updates_as_the_stock_trainer_does(runs):
+    for run in runs:
+        norms = run["update_norm"]
+        assert norms["CausalLMTrainer"] == pytest.approx(norms["Trainer"],
+                                                         rel=1e-4)
 
 
 def test_dpo_trains_in_two_processes(tmp_path):

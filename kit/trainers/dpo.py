@@ -6,12 +6,17 @@ chosen one than a frozen reference does (`kit.losses.dpo_loss`).
 """
 
 import copy
+import math
+import warnings
 from dataclasses import dataclass, field
 
 import torch
 from transformers import Trainer, TrainingArguments
 
 from kit.losses import PREFERENCE_LOSSES, sequence_logps
+from kit.trainers.checkpoint import CheckpointMixin
+from kit.trainers.checks import (StopOnNonFinite, check_dataset,
+                                 check_prompt_length, check_tokenizer)
 from kit.trainers.metrics import MetricsMixin
 
 COLUMNS = ("prompt", "chosen", "rejected")
@@ -29,9 +34,9 @@ class DPOConfig(TrainingArguments):
     remove_unused_columns: bool = False
 
     def __post_init__(self):
-        if not self.beta > 0:
-            raise ValueError(f"DPOConfig.beta must be > 0, got {self.beta}: "
-                             "try 0.1")
+        if not (self.beta > 0 and math.isfinite(self.beta)):
+            raise ValueError(f"DPOConfig.beta must be a finite number > 0, "
+                             f"got {self.beta}: try 0.1")
         if self.loss_type not in PREFERENCE_LOSSES:
             raise ValueError(f"DPOConfig.loss_type must be one of "
                              f"{sorted(PREFERENCE_LOSSES)}, got "
@@ -42,7 +47,7 @@ class DPOConfig(TrainingArguments):
         super().__post_init__()
 
 
-class DPOTrainer(MetricsMixin, Trainer):
+class DPOTrainer(CheckpointMixin, MetricsMixin, Trainer):
     """Trainer whose loss prefers `chosen` to `rejected` (Rafailov et al.)."""
 
     loss_is_scaled_for_ga = True  # compute_loss divides by the step's pairs
@@ -86,10 +91,8 @@ class DPOTrainer(MetricsMixin, Trainer):
 
     def __init__(self, model, ref_model=None, args=None, train_dataset=None,
                  eval_dataset=None, processing_class=None, callbacks=None):
-        if processing_class is None or processing_class.pad_token_id is None:
-            raise ValueError("DPOTrainer needs processing_class: a tokenizer "
-                             "with a pad token (tokenizer.pad_token = "
-                             "tokenizer.eos_token is the usual fix)")
+        args = args or DPOConfig("tmp_trainer")  # as Trainer does
+        check_tokenizer("DPOTrainer", processing_class)
         self.loss_fn = PREFERENCE_LOSSES[args.loss_type]
         tokenize = PreferenceTokenizer(processing_class, args.max_length)
         train_dataset = tokenize.dataset(train_dataset, "train_dataset")
@@ -102,6 +105,7 @@ class DPOTrainer(MetricsMixin, Trainer):
         # The reference is the policy as it starts: a frozen copy by default.
         self.ref_model = ref_model or copy.deepcopy(self.model)
         self.ref_model.requires_grad_(False).eval().to(self.args.device)
+        self.add_callback(StopOnNonFinite())
 
     def _set_signature_columns_if_needed(self):
         # What survives remove_unused_columns=True: our columns, not those
@@ -127,30 +131,44 @@ class PreferenceTokenizer:
         self.tokenizer, self.max_length = tokenizer, max_length
 
     def dataset(self, dataset, name):
-        missing = [c for c in COLUMNS if c not in dataset.column_names]
-        if missing:
-            raise ValueError(f"{name} has no column {missing[0]!r}: DPO needs "
-                             f"{list(COLUMNS)} (it has "
-                             f"{dataset.column_names})")
-        if len(dataset) == 0:
-            raise ValueError(f"{name} is empty: DPO needs preference rows")
-        return dataset.map(self.row, with_indices=True,
-                           fn_kwargs={"name": name})
+        check_dataset(name, dataset, COLUMNS, "DPO", "preference rows")
+        dataset = dataset.map(self.row, with_indices=True,
+                              fn_kwargs={"name": name})
+        self.check_cuts(name, dataset)
+        return dataset.remove_columns(["cut", "cut_equal"])
 
     def row(self, example, index, name):
         prompt = self.tokenizer(example["prompt"])["input_ids"]
-        if len(prompt) >= self.max_length:
-            raise ValueError(
-                f"{name} row {index}: the prompt has {len(prompt)} tokens, "
-                f"max_length is {self.max_length}: raise DPOConfig.max_length "
-                "or shorten the prompt")
+        check_prompt_length(name, index, len(prompt), self.max_length,
+                            "DPOConfig.max_length", room=1)  # 1 answer token
         room = self.max_length - len(prompt)
-        def completion(text):  # cut to fit, and end with <eos>
+        def whole(text):  # the completion and its <eos>
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-            return (ids + [self.tokenizer.eos_token_id])[:room]
+            return ids + [self.tokenizer.eos_token_id]
+        chosen, rejected = whole(example["chosen"]), whole(example["rejected"])
+        cut = len(chosen) > room or len(rejected) > room
         return {"prompt_ids": prompt,
-                "chosen_ids": completion(example["chosen"]),
-                "rejected_ids": completion(example["rejected"])}
+                "chosen_ids": chosen[:room], "rejected_ids": rejected[:room],
+                # cutting to fit can leave the two the same: nothing to learn
+                "cut": cut,
+                "cut_equal": cut and chosen[:room] == rejected[:room]}
+
+    def check_cuts(self, name, dataset):
+        """Refuse pairs the cut made equal; say how many were cut."""
+        cut, cut_equal = list(dataset["cut"]), list(dataset["cut_equal"])
+        cuts, equal = sum(cut), sum(cut_equal)
+        if equal:
+            raise ValueError(
+                f"{name}: cut to max_length={self.max_length} tokens, chosen "
+                f"equals rejected in {equal} of {len(dataset)} pairs "
+                f"(first: row {cut_equal.index(True)}): raise "
+                "DPOConfig.max_length")
+        if cuts:
+            warnings.warn(
+                f"{name}: {cuts} of {len(dataset)} pairs were cut to "
+                f"max_length={self.max_length} tokens and lost their end "
+                "(<eos>): raise DPOConfig.max_length to keep them whole",
+                stacklevel=2)
 
     def collate(self, rows):
         """-> input_ids, attention_mask, completion_mask, each (2B, T)."""

@@ -9,22 +9,25 @@ slice per step. `compute_loss` is GRPO's clipped surrogate
 """
 
 import copy
-import math
-import numbers
 import os
+import pickle
 import time
 from dataclasses import dataclass, field
 
 import torch
 from torch.utils.data import Sampler
-from transformers import Trainer, TrainingArguments
+from transformers import GenerationConfig, Trainer, TrainingArguments
 
 from kit.losses import (group_advantages, grpo_loss, per_token_kl,
                          per_token_logps)
+from kit.trainers.checkpoint import CheckpointMixin
+from kit.trainers.checks import (StopOnNonFinite, check_dataset,
+                                 check_prompt_length, check_tokenizer,
+                                 reward_name, score)
 from kit.trainers.metrics import MetricsMixin
 
 
-class GRPOTrainer(MetricsMixin, Trainer):
+class GRPOTrainer(CheckpointMixin, MetricsMixin, Trainer):
     """Trainer for Group Relative Policy Optimization (Shao et al., 2024)."""
 
     # The loss is a mean over the slice's completions and slices are equal,
@@ -107,8 +110,9 @@ class GRPOTrainer(MetricsMixin, Trainer):
         # (B, F): one column per reward function
         rewards = score(self.reward_funcs, prompts, completions, columns)
         total = rewards.sum(1).to(self.args.device)  # (B,)
-        self.record(reward=total, **{f"rewards/{_name(f)}": rewards[:, i]
-                                     for i, f in enumerate(self.reward_funcs)})
+        self.record(reward=total, **{
+            f"rewards/{reward_name(f)}": rewards[:, i]
+            for i, f in enumerate(self.reward_funcs)})
         batch = {"prompt_ids": prompt["input_ids"],
                  "prompt_mask": prompt["attention_mask"],
                  "completion_ids": completion_ids,
@@ -119,11 +123,15 @@ class GRPOTrainer(MetricsMixin, Trainer):
         self._generation["tokens"] += int(completion_mask.sum())
         G = self.args.num_generations
         # Whole groups from all processes, then this process's share back.
-        everyone = self.accelerator.gather(total)
+        everyone = self.accelerator.gather(total)  # (B·processes,)
         start = self.accelerator.process_index * len(total)
         advantages = group_advantages(everyone, G)
         batch["advantages"] = advantages[start:start + len(total)]
-        self.record(reward_std=everyone.view(-1, G).std(1),
+        # reward_std as TRL logs it: the spread of the whole batch's rewards;
+        # the spread within groups, which advantages divide by, apart.
+        # (Each process records the same values, so the average stays.)
+        self.record(reward_std=everyone.std(),
+                    reward_std_in_group=everyone.view(-1, G).std(1),
                     **{"completions/mean_length": completion_mask.sum(1)})
         with torch.no_grad():
             args = self.args
@@ -142,13 +150,15 @@ class GRPOTrainer(MetricsMixin, Trainer):
         model = self.accelerator.unwrap_model(self.model)
         synchronize(self.args.device)
         start = time.perf_counter()
-        sampling = {} if greedy else dict(  # top_k=0: the whole vocabulary
-            do_sample=True, top_k=0, top_p=1.0,
-            temperature=self.args.temperature)
-        with torch.no_grad():
-            out = model.generate(
-                **prompt, max_new_tokens=self.args.max_completion_length,
-                pad_token_id=self.processing_class.pad_token_id, **sampling)
+        config = self._greedy if greedy else self._sampling
+        # generate() fills any setting we leave unset from the model's own
+        # generation_config: lend it ours for the call, so none leaks in.
+        own, model.generation_config = model.generation_config, config
+        try:
+            with torch.no_grad():
+                out = model.generate(**prompt, generation_config=config)
+        finally:
+            model.generation_config = own
         synchronize(self.args.device)
         completion_ids = out[:, prompt["input_ids"].shape[1]:]
         if not greedy:  # evaluation is not part of the training cost
@@ -163,6 +173,8 @@ class GRPOTrainer(MetricsMixin, Trainer):
         positions = (mask.cumsum(1) - 1).clamp(min=0)  # as generate() counts
         logits = model(input_ids=ids, attention_mask=mask,
                        position_ids=positions).logits
+        # the distribution the tokens were sampled from, as TRL scores it
+        logits = logits / self.args.temperature  # (B, T, V)
         width = batch["completion_ids"].shape[1]
         return per_token_logps(logits, ids)[:, -width:]
 
@@ -170,8 +182,10 @@ class GRPOTrainer(MetricsMixin, Trainer):
 
     def __init__(self, model, reward_funcs, args=None, train_dataset=None,
                  eval_dataset=None, processing_class=None, callbacks=None):
+        args = args or GRPOConfig("tmp_trainer")  # as Trainer does
         self.reward_funcs = list(reward_funcs) if isinstance(
             reward_funcs, (list, tuple)) else [reward_funcs]
+        check_tokenizer("GRPOTrainer", processing_class)
         for name, dataset in (("train_dataset", train_dataset),
                               ("eval_dataset", eval_dataset)):
             if dataset is not None:
@@ -195,6 +209,10 @@ class GRPOTrainer(MetricsMixin, Trainer):
             self.ref_model.eval().to(self.args.device)
         self._step, self._buffer = 0, None
         self._generation = {"calls": 0, "seconds": 0.0, "tokens": 0}
+        # built once: sampling for training, greedy for evaluation
+        self._sampling = generation_config(processing_class, args, True)
+        self._greedy = generation_config(processing_class, args, False)
+        self.add_callback(StopOnNonFinite())
 
     def _set_signature_columns_if_needed(self):
         # Rewards may need any column: remove_unused_columns keeps them all.
@@ -206,24 +224,39 @@ class GRPOTrainer(MetricsMixin, Trainer):
                          for key, value in self._generation.items()})
         super().log(logs, start_time)
 
+    def checkpoint_settings(self):
+        # a resume serves the saved buffer: it must be cut the same way
+        return {**super().checkpoint_settings(),
+                "steps_per_generation": self.args.steps_per_generation,
+                "num_generations": self.args.num_generations}
+
+    def checkpoint_files(self):
+        return [_state_file(self.accelerator)]
+
     def _save_checkpoint(self, model, trial):
         """Save the generation buffer and counters too: resume is exact."""
         super()._save_checkpoint(model, trial)
-        folder = os.path.join(self._get_output_dir(trial),
-                              f"checkpoint-{self.state.global_step}")
+        # tensors, numbers, lists and dicts only: weights_only loads them
         torch.save({"step": self._step, "buffer": self._buffer,
                     "generation": self._generation},
-                   os.path.join(folder, _state_file(self.accelerator)))
+                   os.path.join(self._checkpoint_dir(trial),
+                                _state_file(self.accelerator)))
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
         super()._load_from_checkpoint(resume_from_checkpoint, model)
         path = os.path.join(resume_from_checkpoint,
                             _state_file(self.accelerator))
-        if os.path.exists(path):
+        try:  # weights_only: a checkpoint from elsewhere cannot run code
             state = torch.load(path, map_location=self.args.device,
-                               weights_only=False)
-            self._step, self._buffer = state["step"], state["buffer"]
-            self._generation = state["generation"]
+                               weights_only=True)
+        except pickle.UnpicklingError as error:
+            raise ValueError(
+                f"cannot resume from {path}: it holds more than tensors and "
+                "numbers, and loading it could run code, so it was not "
+                "loaded: resume only from checkpoints the kit saved"
+            ) from error
+        self._step, self._buffer = state["step"], state["buffer"]
+        self._generation = state["generation"]
 
 
 @dataclass
@@ -322,61 +355,32 @@ def _state_file(accelerator):
     return f"grpo_state_{accelerator.process_index}.pt"
 
 
-def _name(func):
-    return getattr(func, "__name__", type(func).__name__)
+def generation_config(tokenizer, args, sample):
+    """Every setting that shapes the tokens, the trainer's own.
 
-
-def score(reward_funcs, prompts, completions, columns):
-    """Call every reward function; refuse an answer we cannot train on.
-
-    Returns (B, F): one column per reward function.
+    Sampling uses only the GRPOConfig's temperature; evaluation is greedy.
+    Settings a model brings (repetition_penalty, do_sample...) would make
+    the samples differ from the policy the loss scores: `_generate` lends
+    generate() this config as the model's own, so none of them applies.
     """
-    scores = []
-    for func in reward_funcs:
-        try:
-            values = func(prompts=prompts, completions=completions, **columns)
-        except Exception as error:
-            raise ValueError(
-                f"reward function {_name(func)} raised "
-                f"{type(error).__name__}: "
-                f"{error} (it gets prompts, completions and the dataset "
-                f"columns {sorted(columns)} as keyword arguments)") from error
-        if not hasattr(values, "__len__") or len(values) != len(completions):
-            got = (len(values) if hasattr(values, "__len__")
-                   else type(values).__name__)
-            raise ValueError(
-                f"reward function {_name(func)} returned {got} values for "
-                f"{len(completions)} completions: return a list with one "
-                "float per completion")
-        for i, value in enumerate(values):
-            if not isinstance(value, numbers.Real) or math.isnan(value):
-                raise ValueError(
-                    f"reward function {_name(func)} returned {value!r} for "
-                    f"completion {i} ({completions[i]!r}): return a float "
-                    "for every completion, 0.0 for no reward")
-        scores.append(torch.tensor([float(v) for v in values]))
-    return torch.stack(scores, dim=1)
+    # top_k=0, top_p=1: the whole vocabulary, so no warper is installed
+    sampling = dict(temperature=args.temperature, top_k=0, top_p=1.0)
+    return GenerationConfig(
+        max_new_tokens=args.max_completion_length, do_sample=sample,
+        num_beams=1, repetition_penalty=1.0, use_cache=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=tokenizer.bos_token_id, **(sampling if sample else {}))
 
 
 def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     """Refuse bad input before any training time is spent."""
-    if tokenizer is None or tokenizer.pad_token_id is None:
-        raise ValueError("GRPOTrainer needs processing_class: a tokenizer "
-                         "with a pad token (tokenizer.pad_token = "
-                         "tokenizer.eos_token is the usual fix)")
-    if "prompt" not in dataset.column_names:
-        raise ValueError(f"{name} has no column 'prompt': GRPO needs one (it "
-                         f"has {dataset.column_names})")
-    if len(dataset) == 0:
-        raise ValueError(f"{name} is empty: GRPO needs prompts")
+    check_dataset(name, dataset, ["prompt"], "GRPO", "prompts")
     encoded = tokenizer(list(dataset["prompt"]))["input_ids"]
     lengths = [len(ids) for ids in encoded]
     longest = max(range(len(lengths)), key=lengths.__getitem__)
-    if lengths[longest] > args.max_prompt_length:
-        raise ValueError(
-            f"{name} row {longest}: the prompt has {lengths[longest]} tokens, "
-            f"max_prompt_length is {args.max_prompt_length}: raise "
-            "GRPOConfig.max_prompt_length or shorten the prompt")
+    check_prompt_length(name, longest, lengths[longest],
+                        args.max_prompt_length, "GRPOConfig.max_prompt_length")
     # A dry run of every reward function on two rows, so that a broken one
     # fails now and not after the first generate().
     rows = dataset.select(range(min(2, len(dataset))))

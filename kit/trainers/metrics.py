@@ -8,33 +8,41 @@ import torch
 class MetricsMixin:
     """Collect metrics per batch with `record`; `log` adds their averages.
 
-    Values from every process are gathered, so the logs describe the whole
-    batch in multi-process runs too. Train and eval keep separate lists:
-    eval values come out as `eval_<name>`, as the Trainer names eval_loss.
+    An average is over items (pairs, completions, prompts), not over
+    batches: a last batch of 36 weighs 36/100, not 1/2. Values from every
+    process are gathered, so the logs describe the whole batch in
+    multi-process runs too; in evaluation `gather_for_metrics` also drops
+    the rows the dataloader repeated to give each process a full batch.
+    Train and eval keep separate sums: eval values come out as
+    `eval_<name>`, as the Trainer names eval_loss.
     """
 
     def record(self, **metrics):
         """Remember this batch's metrics: each a tensor or a number."""
         mode = "train" if self.model.training else "eval"
-        store = self._metric_lists()[mode]
+        gather = (self.accelerator.gather if mode == "train"
+                  else self.accelerator.gather_for_metrics)
+        store = self._metric_sums()[mode]
         for name, value in metrics.items():
             value = torch.as_tensor(value, dtype=torch.float32,
                                     device=self.accelerator.device)
-            store[name].append(
-                self.accelerator.gather(value.reshape(-1)).mean().item())
+            values = gather(value.detach().reshape(-1))  # (items,)
+            store[name][0] += values.sum().item()
+            store[name][1] += values.numel()
 
     def log(self, logs, start_time=None):
         mode = "eval" if any(k.startswith("eval_") for k in logs) else "train"
         prefix = "eval_" if mode == "eval" else ""
-        store = self._metric_lists()[mode]
-        for name, values in store.items():
+        store = self._metric_sums()[mode]
+        for name, (total, count) in store.items():
             # in place: evaluate() returns this very dict to its caller
-            logs[prefix + name] = sum(values) / len(values)
+            logs[prefix + name] = total / count
         store.clear()
         super().log(logs, start_time)
 
-    def _metric_lists(self):
+    def _metric_sums(self):
+        """{mode: {name: [sum, count]}}"""
         if not hasattr(self, "_metrics"):
-            self._metrics = {"train": defaultdict(list),
-                             "eval": defaultdict(list)}
+            self._metrics = {"train": defaultdict(lambda: [0.0, 0]),
+                             "eval": defaultdict(lambda: [0.0, 0])}
         return self._metrics

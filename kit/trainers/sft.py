@@ -13,6 +13,10 @@ class CausalLMTrainer(Trainer):
     gradient accumulation: we say so, and the Trainer does not divide again.
     (The Trainer counts `num_items_in_batch` for any model whose forward
     takes **kwargs, as every transformers causal LM does.)
+
+    With several processes, that count is summed over all of them, while
+    the gradients of the processes are averaged: so, as the stock loss
+    does, we multiply by the number of processes to get back the sum.
     """
 
     loss_is_scaled_for_ga = True
@@ -22,4 +26,7 @@ class CausalLMTrainer(Trainer):
         labels = inputs.pop("labels")  # we compute the loss, not the model
         outputs = model(**inputs)
         loss = causal_lm_loss(outputs.logits, labels, num_items_in_batch)
+        if (num_items_in_batch is not None
+                and self.args.average_tokens_across_devices):
+            loss = loss * self.accelerator.num_processes  # see above
         return (loss, outputs) if return_outputs else loss

@@ -1,0 +1,135 @@
+"""Refuse what we cannot train on, before or while training: one place.
+
+DPO and GRPO share the dataset checks; GRPO's rewards are checked on every
+call, because a reward function can go wrong on any batch; and a callback
+stops any trainer whose loss or gradient stops being a number.
+"""
+
+import copy
+import math
+import numbers
+
+import torch
+from transformers import TrainerCallback
+
+FLOAT32_MAX = torch.finfo(torch.float32).max
+
+
+def check_tokenizer(trainer, tokenizer):
+    if tokenizer is None or tokenizer.pad_token_id is None:
+        raise ValueError(f"{trainer} needs processing_class: a tokenizer "
+                         "with a pad token (tokenizer.pad_token = "
+                         "tokenizer.eos_token is the usual fix)")
+
+
+def check_dataset(name, dataset, columns, algorithm, rows):
+    """The columns are there, there are rows, and each cell is text."""
+    missing = [c for c in columns if c not in dataset.column_names]
+    if missing:
+        raise ValueError(f"{name} has no column {missing[0]!r}: {algorithm} "
+                         f"needs {list(columns)} (it has "
+                         f"{dataset.column_names})")
+    if len(dataset) == 0:
+        raise ValueError(f"{name} is empty: {algorithm} needs {rows}")
+    for column in columns:
+        for index, value in enumerate(dataset[column]):
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"{name} row {index}: column {column!r} holds "
+                    f"{value!r} ({type(value).__name__}), not text: make "
+                    f"every {column!r} a string (e.g. str(value))")
+
+
+def check_prompt_length(name, index, length, limit, field, room=0):
+    """Refuse row `index` if its prompt and `room` more exceed `limit`."""
+    if length + room > limit:
+        raise ValueError(
+            f"{name} row {index}: the prompt has {length} tokens, "
+            f"{field.split('.')[1]} is {limit}: raise {field} or shorten "
+            "the prompt")
+
+
+# ------------------------------------------------------------------ rewards
+
+def reward_name(func):
+    """A reward function's name, for metrics and errors."""
+    return getattr(func, "__name__", type(func).__name__)
+
+
+def score(reward_funcs, prompts, completions, columns):
+    """Call every reward function; refuse an answer we cannot train on.
+
+    Each function gets its own copies of the lists, so one that edits them
+    in place cannot change what the next one sees.
+    Returns (B, F): one column per reward function.
+    """
+    scores = []
+    for func in reward_funcs:
+        try:
+            values = func(prompts=list(prompts),
+                          completions=list(completions),
+                          **copy.deepcopy(columns))
+        except Exception as error:
+            raise ValueError(
+                f"reward function {reward_name(func)} raised "
+                f"{type(error).__name__}: "
+                f"{error} (it gets prompts, completions and the dataset "
+                f"columns {sorted(columns)} as keyword arguments)") from error
+        scores.append(torch.tensor(_rewards(func, values, completions),
+                                   dtype=torch.float32))
+    return torch.stack(scores, dim=1)
+
+
+def _rewards(func, values, completions):
+    """One float per completion, from a list, tuple, 1-D array or tensor."""
+    if hasattr(values, "ndim") and values.ndim != 1:
+        raise ValueError(
+            f"reward function {reward_name(func)} returned an array of shape "
+            f"{tuple(values.shape)}: return one float per completion")
+    if hasattr(values, "tolist"):  # numpy arrays and tensors
+        values = values.tolist()
+    if not isinstance(values, (list, tuple)):
+        raise ValueError(
+            f"reward function {reward_name(func)} returned a "
+            f"{type(values).__name__}, not one value per completion: return "
+            "a list with one float per completion")
+    if len(values) != len(completions):
+        raise ValueError(
+            f"reward function {reward_name(func)} returned {len(values)} "
+            f"values for {len(completions)} completions: return a list with "
+            "one float per completion")
+    for i, value in enumerate(values):
+        if not isinstance(value, numbers.Real) or math.isnan(value):
+            raise ValueError(
+                f"reward function {reward_name(func)} returned {value!r} for "
+                f"completion {i} ({completions[i]!r}): return a float "
+                "for every completion, 0.0 for no reward")
+        if not abs(value) <= FLOAT32_MAX:  # inf, or inf once in float32
+            raise ValueError(
+                f"reward function {reward_name(func)} returned {value!r} for "
+                f"completion {i} ({completions[i]!r}): rewards must be "
+                "finite float32 numbers; clip them (e.g. max(math.log(p), "
+                "-10.0) instead of math.log(p))")
+    return [float(v) for v in values]
+
+
+# ------------------------------------------------------------ while training
+
+class StopOnNonFinite(TrainerCallback):
+    """Stop with an error when the loss or a gradient is nan or inf.
+
+    A nan anywhere in the loss reaches every gradient, so checking the
+    gradients before the optimizer step catches both, and the weights are
+    never updated with it.
+    """
+
+    def on_pre_optimizer_step(self, args, state, control, model=None,
+                              **kwargs):
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        if grads and not torch.isfinite(
+                torch.nn.utils.get_total_norm(grads)):
+            raise FloatingPointError(
+                f"training stopped at step {state.global_step + 1}: the loss "
+                "or a gradient is nan or inf, so the weights were not "
+                "updated. Lower learning_rate, set max_grad_norm, or look "
+                "for a log(0) or a division by zero in the loss or rewards")

@@ -1,0 +1,79 @@
+"""Run by tests/test_multiprocess.py under `accelerate launch --num_processes 2`.
+
+Writes, per process, to OUT/rank<r>.json:
+- GRPO: what each generation saw (the prompts in order, their rewards and
+  the advantages the trainer computed), then the held-out `eval_reward` on
+  10 prompts in batches of 4 (the processes pad the last batch) beside the
+  greedy accuracy of the same model;
+- SFT: the size of one SGD update with the stock Trainer and with
+  CausalLMTrainer, from the same weights on the same batches.
+Also runs in one process (`python tests/multiprocess_trainers.py OUT`).
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import torch
+from transformers import (DataCollatorForSeq2Seq, Trainer,
+                          TrainingArguments)
+
+from kit import recipes, tasks
+from kit.models import greedy_accuracy, tiny_model
+from kit.trainers import CausalLMTrainer, GRPOTrainer
+
+out = Path(sys.argv[1])
+seen = []
+
+
+class Recording(GRPOTrainer):
+    def _generate_and_score(self, rows, greedy=False):
+        batch = super()._generate_and_score(rows, greedy)
+        if not greedy:
+            seen[-1]["advantages"] = batch["advantages"].tolist()
+        return batch
+
+
+def recording_reward(prompts, completions, answer, **columns):
+    rewards = tasks.correctness_reward(prompts, completions, answer)
+    seen.append({"prompts": list(prompts), "rewards": rewards})
+    return rewards
+
+
+trainer = recipes.grpo_trainer(
+    "cpu", output_dir=out / "run", max_steps=6, steps_per_generation=2,
+    per_device_train_batch_size=8, num_generations=4, eval_strategy="no",
+    eval_on_start=False, trainer_class=Recording, disable_tqdm=True,
+    per_device_eval_batch_size=4, reward_funcs=[recording_reward])
+trainer.train()
+rank = trainer.accelerator.process_index
+generations = [s for s in seen if "advantages" in s]  # not the dry run
+held_out = tasks.prompt_dataset("test", n=10)
+eval_reward = trainer.evaluate(held_out)["eval_reward"]
+accuracy = greedy_accuracy(trainer.model, trainer.processing_class, held_out)
+
+
+def update_norm(trainer_class):
+    """How far one SGD step (lr 1, no clipping) moves the weights."""
+    tokenizer = tasks.make_tokenizer()
+    model = tiny_model("cpu", seed=0, tokenizer=tokenizer)
+    data = tasks.sft_dataset("train", n=64).map(
+        recipes.sft_features(tokenizer), remove_columns=["prompt",
+                                                         "completion"])
+    args = TrainingArguments(**recipes.common_args(
+        out / "sft", seed=0, max_steps=1, optim="sgd", learning_rate=1.0,
+        max_grad_norm=0.0, per_device_train_batch_size=8, disable_tqdm=True))
+    before = [p.detach().clone() for p in model.parameters()]
+    trainer_class(model=model, args=args, train_dataset=data,
+                  processing_class=tokenizer,
+                  data_collator=DataCollatorForSeq2Seq(tokenizer)).train()
+    return torch.cat([(p.detach() - b).flatten() for p, b in
+                      zip(model.parameters(), before)]).norm().item()
+
+
+(out / f"rank{rank}.json").write_text(json.dumps({
+    "processes": trainer.accelerator.num_processes,
+    "calls": trainer._generation["calls"], "generations": generations,
+    "eval_reward": eval_reward, "greedy_accuracy": accuracy,
+    "update_norm": {"Trainer": update_norm(Trainer),
+                    "CausalLMTrainer": update_norm(CausalLMTrainer)}}))
