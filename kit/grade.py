@@ -30,6 +30,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from tqdm import tqdm
 
 import kit
 from kit import gradebook
@@ -57,21 +58,17 @@ def find_submissions(paths):
     found = []
     for given in map(Path, paths):
         if given.is_dir():
-            notebooks = sorted(
+            found += sorted(
                 p for p in given.rglob("*.ipynb") if p.is_file() and not
                 SKIPPED_FOLDERS & set(p.relative_to(given).parts[:-1]))
-            if not notebooks and len(paths) == 1:
-                raise CannotGrade(
-                    f"no notebooks in {given} (solutions/ and "
-                    ".ipynb_checkpoints/ folders are skipped)")
-            found += notebooks
         elif given.exists():
             found.append(given)
         else:
             raise CannotGrade(f"no such notebook or folder: {given}")
     unique = list({p.resolve(): p for p in found}.values())
     if not unique:
-        raise CannotGrade(f"no notebooks in {', '.join(map(str, paths))}")
+        raise CannotGrade(f"no notebooks in {', '.join(map(str, paths))} "
+                          "(solutions/ and .ipynb_checkpoints/ are skipped)")
     if len(paths) == 1 and not Path(paths[0]).is_dir():
         return [(str(unique[0]), unique[0])]
     absolute = [p.resolve() for p in unique]
@@ -138,7 +135,7 @@ def execute(notebook, timeout):
 
 
 def _records(lines):
-    """The grade file's JSON objects; a line student code mangled is skipped."""
+    """The grade file's JSON objects; mangled lines skipped."""
     records = []
     for line in lines:
         try:
@@ -227,7 +224,6 @@ def grade_one(label, path, timeout):
 
 def grade_all(submissions, jobs, timeout, progress=True):
     """Grade (label, path) pairs, `jobs` at a time; cards in label order."""
-    from tqdm import tqdm
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         futures = [pool.submit(grade_one, label, path, timeout)
                    for label, path in submissions]
@@ -256,25 +252,27 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
     cards = grade_all(submissions, jobs or default_jobs(), timeout,
                       progress=not single)
     summary = gradebook.summarise(cards)
-    if csv_path:
-        gradebook.write_csv(cards, csv_path)
-    if html_path:
-        gradebook.write_html(cards, summary, html_path)
     if single:
         card = cards[0]
         print(json.dumps(card, indent=1, ensure_ascii=False) if as_json
               else gradebook.scorecard(card))
-        if card["error"]:
-            return 2
-        return 0 if card["passed"] == card["total"] else 1
-    graded = sum(card["error"] is None for card in cards)
-    if as_json:
+        code = 2 if card["error"] else int(card["passed"] < card["total"])
+    else:
+        graded = sum(card["error"] is None for card in cards)
         print(json.dumps({
             "error": None if graded else "no submission could be graded",
             "summary": summary, "submissions": cards},
-            indent=1, ensure_ascii=False))
-    else:
-        print(gradebook.class_summary(cards, summary))
-    if graded == 0:
-        return 2
-    return 0 if graded == len(cards) else 1
+            indent=1, ensure_ascii=False) if as_json
+            else gradebook.class_summary(cards, summary))
+        code = 2 if not graded else int(graded < len(cards))
+    # the reports come after the summary: a bad path loses nothing shown
+    for path, write in ((csv_path, gradebook.write_csv),
+                        (html_path, gradebook.write_html)):
+        try:
+            if path:
+                write(cards, summary, path)
+        except OSError as error:
+            print(f"could not write {path}: {error.strerror}",
+                  file=sys.stderr)
+            code = 2
+    return code

@@ -11,9 +11,13 @@ import csv
 import io
 from collections import Counter
 from html import escape
+from pathlib import PurePath
 
 MARKS = {"passed": "✅", "failed": "❌", "not attempted": "⏸ ",
          "not graded": "⚠️"}
+# the page's marks: plain symbols every font has (emoji may show as boxes)
+PAGE_MARKS = {"passed": "✓", "failed": "✗", "not attempted": "–",
+              "not graded": "?"}
 CSV_COLUMNS = ["submission", "notebook", "exercise", "stars", "status",
                "mistake", "attempts", "message"]
 
@@ -46,7 +50,7 @@ def summarise(cards):
 
 
 def summary_line(line):
-    """'dpo_loss ★★: 18/30 passed, 9 failed, 3 not attempted; x ×7, y ×3'"""
+    """'dpo_loss ★★: 18/30 passed, 9 failed, 3 not attempted; x ×7'."""
     text = (f"{line['id']} {_stars(line['stars'])}: {line['passed']}/"
             f"{line['submissions']} passed, {line['failed']} failed, "
             f"{line['not attempted']} not attempted")
@@ -104,7 +108,7 @@ def csv_rows(cards):
                    "message": card["error"] or ""}
 
 
-def write_csv(cards, path):
+def write_csv(cards, summary, path):
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
         writer.writeheader()
@@ -141,16 +145,18 @@ table { border-collapse: collapse; margin: 1em 0; }
 th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }
 th { background: #f4f4f4; }
 td.passed { background: #dff0d8; } td.failed { background: #f2dede; }
-td.not-attempted { background: #f7f7f7; } td.not-graded { background: #fcf8e3; }
+td.not-attempted { background: #f7f7f7; }
+td.not-graded { background: #fcf8e3; }
 .muted { color: #777; }
+table.students td, td:first-child { white-space: nowrap; }
 """
 
 
-def _table(header, rows):
+def _table(header, rows, css=None):
     head = "".join(f"<th>{escape(str(h))}</th>" for h in header)
-    body = "".join("<tr>" + "".join(rows_cells) + "</tr>"
-                   for rows_cells in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    body = "".join("<tr>" + "".join(cells) + "</tr>" for cells in rows)
+    attributes = f' class="{css}"' if css else ""
+    return f"<table{attributes}><tr>{head}</tr>{body}</table>"
 
 
 def _cell(text, css=None, title=None):
@@ -193,24 +199,36 @@ def html_page(cards, summary):
     ids = [line["id"] for line in summary]
     students = sorted(cards, key=lambda c: (not c["error"], c["passed"],
                                             c["submission"]))
+    # alice/03.ipynb, bob/03.ipynb: the folder alone tells them apart
+    files = {PurePath(card["submission"]).name for card in cards}
+    same_file = files.pop() if len(files) == 1 and len(cards) > 1 else None
     rows = []
     for card in students:
         by_id = {row["id"]: row for row in card["exercises"]}
-        cells = [_cell(card["submission"]),
-                 _cell(card["error"] or f"{card['passed']}/{card['total']}")]
-        for exercise_id in ids:
+        name = card["submission"]
+        if same_file:
+            name = str(PurePath(name).parent)
+        cells = [_cell(name), _cell(f"{card['passed']}/{card['total']}"
+                                    if by_id else "–")]
+        if card["error"] and not by_id:
+            cells.append(f'<td colspan="{len(ids)}" class="not-graded">'
+                         f"{escape(card['error'])}</td>")
+        for exercise_id in ids if by_id else []:
             row = by_id.get(exercise_id)
             if row is None:
                 cells.append(_cell(""))
                 continue
-            text = MARKS.get(row["status"], "?") + (
+            text = PAGE_MARKS.get(row["status"], "?") + (
                 f" {row['mistake']}" if row["mistake"] else "")
             cells.append(_cell(text, row["status"].replace(" ", "-"),
                                f"{row['attempts']} attempts: "
                                f"{row['message']}"))
         rows.append(cells)
-    parts.append("<h2>Students</h2>" + _table(
-        ["submission", "score"] + ids, rows))
+    common = f" (each {same_file})" if same_file else ""
+    parts.append(f"<h2>Students{escape(common)}</h2><p class=\"muted\">✓ passed, ✗ failed "
+                 "(with the named mistake), – not attempted, ? not graded; "
+                 "hover a cell for the checker's message.</p>" + _table(
+                     ["submission", "score"] + ids, rows, "students"))
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
             f"<title>Class report</title><style>{STYLE}</style></head>"
             f"<body>{''.join(parts)}</body></html>")

@@ -10,9 +10,11 @@ the checkers know, and no kernel spends seconds importing torch. The real
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 from html.parser import HTMLParser
 
 import nbformat
@@ -166,15 +168,18 @@ class _Page(HTMLParser):
 
 def test_class_html_is_one_page_with_the_chart_worst_first(graded_class):
     _, out, _ = graded_class
+    html = (out / "class.html").read_text(encoding="utf-8")
     page = _Page()
-    page.feed((out / "class.html").read_text(encoding="utf-8"))
+    page.feed(html)
     assert len(page.images) == 1 and page.links == []  # self-contained
     assert page.images[0].startswith("data:image/png;base64,iVBOR")
     text = " ".join(page.text)
     assert text.index("dpo_loss") < text.index("sequence_logps")
     assert "beta_outside" in text and "sum_not_mean" in text
-    # students: who could not be graded first, then the lowest scores
-    assert text.index("gus/") < text.index("ann/") < text.index("ben/")
+    # students, by folder: who could not be graded first, lowest scores next
+    students = [name for name in re.findall(r"<tr><td>([^<]*)</td>", html)
+                if name in CLASS or name == "gus"]
+    assert students == ["gus", "fay", "ann", "dan", "cat", "ben", "eve"]
 
 
 def test_class_json_carries_mistake_message_and_error(graded_class):
@@ -309,3 +314,31 @@ def test_an_endless_cell_stops_at_the_time_limit(tmp_path):
     result = kit_grade(str(path), "--timeout", "1")
     assert result.returncode == 2
     assert "cell 3 ran past the time limit (1 s per cell)" in result.stdout
+
+
+def test_kernels_run_in_a_fresh_folder_with_the_graders_kit(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", "relative/means/nothing/elsewhere")
+    monkeypatch.chdir(tmp_path)
+    path = write_notebook(
+        tmp_path / "where.ipynb", FAKE_CHECK.replace(
+            '"fine"', "os.getcwd() + ' ' + kit.__file__").replace(
+            "import json, os", "import json, os, kit"),
+        "open('litter.txt', 'w').write('x')",
+        "check('dpo_loss', None, 'passed')")
+    result = kit_grade(path, "--json")
+    cwd, kit_file = json.loads(result.stdout)["exercises"][0][
+        "message"].split()
+    assert kit_file == str(Path(grade.KIT_ROOT) / "kit" / "__init__.py")
+    assert Path(cwd) != tmp_path and not Path(cwd).exists()  # cleaned up
+    assert not (tmp_path / "litter.txt").exists()
+
+
+def test_a_report_that_cannot_be_written_is_one_line(tmp_path, capsys):
+    path = write_notebook(tmp_path / "plain.ipynb", "x = 1")
+    csv_path = tmp_path / "no" / "such" / "folder.csv"
+    assert cli.main(["grade", str(path), "--csv", str(csv_path)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("could not grade")  # shown first
+    assert captured.err == (f"could not write {csv_path}: "
+                            "No such file or directory\n")
