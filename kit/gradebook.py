@@ -71,6 +71,8 @@ def scorecard(card):
         mistake = f" ({row['mistake']})" if row["mistake"] else ""
         lines.append(f"  {MARKS.get(row['status'], '?')} {row['id']:<24} "
                      f"{_stars(row['stars']):<4} {row['status']}{mistake}")
+        if row["status"] == "failed" and row["message"]:
+            lines.append(f"       {row['message']}")
     if card["error"]:
         lines.append(f"  could not grade {card['submission']}: "
                      f"{card['error']}")

@@ -233,6 +233,16 @@ def test_one_notebook_all_passed_is_exit_0(tmp_path):
     assert "1/1 passed" in result.stdout
 
 
+def test_a_scorecard_names_the_mistake_and_says_what_differs(tmp_path):
+    path = write_notebook(tmp_path / "b.ipynb", *fake(
+        ("dpo_loss", None, "failed", "beta_outside")))
+    result = kit_grade(str(path))
+    assert result.returncode == 1
+    assert result.stdout.splitlines()[1:] == [
+        "  ❌ dpo_loss                 ★★   failed (beta_outside)",
+        "       made beta_outside", "  0/1 passed"]
+
+
 def test_an_untouched_course_notebook_is_all_not_attempted():
     result = kit_grade(str(course.NOTEBOOKS / "02_callbacks_vs_subclassing"
                            ".ipynb"), "--json")
