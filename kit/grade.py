@@ -224,12 +224,16 @@ def grade_one(label, path, timeout):
 
 def grade_all(submissions, jobs, timeout, progress=True):
     """Grade (label, path) pairs, `jobs` at a time; cards in label order."""
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(grade_one, label, path, timeout)
-                   for label, path in submissions]
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures = [pool.submit(grade_one, label, path, timeout)
+               for label, path in submissions]
+    try:
         for future in tqdm(futures, desc="grading", unit="notebook",
                            file=sys.stderr, disable=not progress):
             future.result()
+    finally:
+        # on Ctrl-C: start no more kernels (the running ones finish)
+        pool.shutdown(cancel_futures=True)
     return sorted((f.result() for f in futures),
                   key=lambda card: card["submission"])
 
