@@ -127,7 +127,7 @@ def execute(notebook, timeout):
         except (CellTimeoutError, DeadKernelError) as error:
             error.cell = running["cell"]
             stopped = error
-        lines = (grade_file.read_text(encoding="utf-8").splitlines()
+        lines = (grade_file.read_text("utf-8", "replace").splitlines()
                  if grade_file.exists() else [])
     finally:
         shutil.rmtree(work, ignore_errors=True)
