@@ -47,7 +47,20 @@ def _bench(args):
 
 def _grade(args):
     from kit import grade
-    return grade.main(args.notebook, as_json=args.json, timeout=args.timeout)
+    return grade.main(args.paths, as_json=args.json, timeout=args.timeout,
+                      jobs=args.jobs, csv_path=args.csv, html_path=args.html)
+
+
+def _at_least_one(text):
+    """argparse type: a whole number >= 1 (0 would mean no limit)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def parser():
@@ -78,11 +91,19 @@ def parser():
                        help="write nothing; fail if a notebook is stale")
 
     grade = commands.add_parser(
-        "grade", help="run a notebook headless and print a scorecard")
-    grade.add_argument("notebook")
+        "grade", help="run notebooks headless: a scorecard, or a class report")
+    grade.add_argument("paths", nargs="+", metavar="PATH",
+                       help="notebooks or folders (every .ipynb below, "
+                            "solutions/ and checkpoints skipped)")
     grade.add_argument("--json", action="store_true",
                        help="one JSON object, for instructors' scripts")
-    grade.add_argument("--timeout", type=int, default=600,
+    grade.add_argument("--csv", metavar="FILE",
+                       help="one row per submission x exercise")
+    grade.add_argument("--html", metavar="FILE",
+                       help="a self-contained class report")
+    grade.add_argument("--jobs", type=_at_least_one, default=None,
+                       help="kernels at a time (default: CPUs, at most 4)")
+    grade.add_argument("--timeout", type=_at_least_one, default=600,
                        help="seconds allowed per cell (default 600)")
 
     bench = commands.add_parser(

@@ -1,9 +1,7 @@
-"""One source, two notebook sets: the build, its check, and the graded run."""
+"""One source, two notebook sets: the build, its check, the exercises."""
 
-import json
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -113,66 +111,3 @@ def test_every_exercise_has_hints_and_a_solution():
     for exercise in EXERCISES.values():
         assert exercise.hints and exercise.reference is not None
         assert 1 <= exercise.stars <= 3
-
-
-# --------------------------------------------------------------- grading
-
-def _notebook(tmp_path, *cells):
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    notebook.metadata["kernelspec"] = {"name": "python3",
-                                       "display_name": "Python 3",
-                                       "language": "python"}
-    path = tmp_path / "demo.ipynb"
-    nbformat.write(notebook, path)
-    return path
-
-
-def kit_grade(*args):
-    return subprocess.run([sys.executable, "-m", "kit", "grade", *args],
-                          capture_output=True, text=True, timeout=300)
-
-
-def test_grade_scores_passed_failed_and_not_attempted(tmp_path):
-    path = _notebook(
-        tmp_path,
-        "from kit.checks import check\nfrom kit import losses",
-        "check('causal_lm_loss', losses.causal_lm_loss)",
-        "check('callback_or_subclass', {})",  # untouched
-        "raise RuntimeError('a broken cell does not stop grading')",
-        "check('compute_loss', object)")  # wrong
-    result = kit_grade(str(path), "--json")
-    assert result.returncode == 1, result.stderr
-    card = json.loads(result.stdout)
-    assert card == {"notebook": str(path), "passed": 1, "total": 3,
-                    "exercises": [
-                        {"id": "causal_lm_loss", "stars": 1,
-                         "status": "passed"},
-                        {"id": "callback_or_subclass", "stars": 2,
-                         "status": "not attempted"},
-                        {"id": "compute_loss", "stars": 2,
-                         "status": "failed"}]}
-
-
-def test_grade_gives_full_marks_and_exit_0_on_a_solution():
-    result = kit_grade(str(course.SOLUTIONS / "02_callbacks_vs_subclassing.ipynb"))
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "2/2 passed" in result.stdout
-
-
-def test_grade_on_an_untouched_learner_notebook_is_all_not_attempted():
-    result = kit_grade(str(course.NOTEBOOKS / "02_callbacks_vs_subclassing.ipynb"),
-                       "--json")
-    assert result.returncode == 1
-    card = json.loads(result.stdout)
-    assert card["total"] == 2 and card["passed"] == 0
-    assert {e["status"] for e in card["exercises"]} == {"not attempted"}
-
-
-def test_grade_exit_2_when_it_cannot_grade(tmp_path):
-    assert kit_grade(str(tmp_path / "missing.ipynb")).returncode == 2
-    (tmp_path / "bad.ipynb").write_text("not json")
-    assert kit_grade(str(tmp_path / "bad.ipynb")).returncode == 2
-    slow = _notebook(tmp_path, "import time; time.sleep(5)")
-    result = kit_grade(str(slow), "--timeout", "1")
-    assert result.returncode == 2 and "time limit" in result.stdout
