@@ -95,10 +95,37 @@ def test_committed_notebooks_are_clean_and_open_on_colab(path):
             assert not cell.outputs and cell.execution_count is None
             assert all(len(line) <= 79 for line in cell.source.splitlines()), (
                 "lines must fit Colab")
-    assert "colab.research.google.com" in notebook.cells[0].source
-    assert "google.colab" in notebook.cells[1].source
+    # the badge opens this very notebook, in its own set, on Colab
+    folder = path.parent.relative_to(course.ROOT).as_posix()
+    assert (f"colab.research.google.com/github/{course.REPOSITORY}/blob/main/"
+            f"{folder}/{path.name})") in notebook.cells[0].source
+    assert notebook.cells[1].source == course.COLAB_INSTALL
     intro = notebook.cells[2].source
     assert "**You will:**" in intro and "**Time:**" in intro
+
+
+def test_the_colab_install_cell_says_so_when_pip_fails(monkeypatch, capsys):
+    import subprocess as real
+    import types
+    calls = []
+
+    def failing_run(command, **kwargs):
+        calls.append(command)
+        return types.SimpleNamespace(returncode=1)
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("colab"))
+    monkeypatch.setattr(real, "run", failing_run)
+    exec(course.COLAB_INSTALL, {})
+    (command,) = calls
+    assert command[-1] == f"git+https://github.com/{course.REPOSITORY}"
+    assert not any("lab" in part or "torch" in part for part in command)
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("❌ Could not install the kit")
+
+
+def test_the_colab_install_cell_does_nothing_elsewhere(monkeypatch, capsys):
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    exec(course.COLAB_INSTALL, {})
+    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize("path", sorted(course.NOTEBOOKS.glob("*.ipynb")),
