@@ -260,8 +260,8 @@ def draw_sampler_plan(figure, per_device_train_batch_size=8,
         return figure
     B, k = per_device_train_batch_size, steps_per_generation
     grid = torch.tensor(plan["batches"], dtype=torch.float32)  # (M, B·k)
-    ax.imshow((grid % 20).numpy(), cmap="tab20", aspect="auto", vmin=0, vmax=19,
-              interpolation="nearest")
+    ax.imshow((grid % 20).numpy(), cmap="tab20", aspect="auto", vmin=0,
+              vmax=19, interpolation="nearest")
     for m, j in enumerate(plan["slice"]):  # the slice this micro-step trains
         ax.add_patch(_box(j * B - 0.5, m - 0.5, B, 1))
         if j == 0:
@@ -416,7 +416,7 @@ def explore_sampler():
     return _show(draw_sampler_plan, {
         "per_device_train_batch_size": _slider(
             "IntSlider", "per_device_train_batch_size", value=8, min=2,
-            max=16, step=2),
+            max=16, step=2, layout={"width": "420px"}),
         "num_generations": _slider("IntSlider", "G", value=4, min=2, max=8),
         "steps_per_generation": _slider("IntSlider", "k", value=4, min=1,
                                         max=8),

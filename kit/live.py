@@ -105,12 +105,11 @@ def draw(figure, log_history, metrics=(), title=None, progress=None,
         ax.set(title=", ".join(metrics), xlabel="optimizer step")
         _share(ax, histories, metrics + tuple("eval_" + k for k in metrics))
 
-    if axes:
-        _draw_generation(axes[0], log_history, histories)
-
-    for ax in figure.axes:
+    for ax in figure.axes:  # the generation panel makes its own legend
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize="small")
+    if axes:
+        _draw_generation(axes[0], log_history, histories)
     heading = " · ".join(text for text in (title, progress) if text)
     if heading:
         figure.suptitle(heading)
@@ -141,9 +140,9 @@ def _draw_generation(ax, log_history, histories):
     light.tick_params(axis="y", colors="0.5")
     top = max(max(_generation_cost(h)[2], default=0) for h in histories)
     light.set_ylim(0, 1.05 * top or 1)
-    lines = ax.get_lines() + light.get_lines()
-    ax.legend(lines, [line.get_label() for line in lines], fontsize="small",
-              loc="upper left")
+    lines = ax.get_lines() + light.get_lines()  # one legend, on top
+    light.legend(lines, [line.get_label() for line in lines],
+                 fontsize="small", loc="upper left")
 
 
 class LiveFigure(Figure):

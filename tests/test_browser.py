@@ -114,8 +114,8 @@ def lab(tmp_path_factory):
     # -o setup: use the environment that runs this test, as it is
     server = subprocess.Popen(
         ["make", "-o", "setup", "lab", f"VENV={sys.prefix}",
-         f"LAB_ROOT={folder}", f"LAB_ARGS={args}"], cwd=ROOT, env=env, stdout=log,
-        stderr=subprocess.STDOUT, start_new_session=True)
+         f"LAB_ROOT={folder}", f"LAB_ARGS={args}"], cwd=ROOT, env=env,
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for_server(url, server, folder / "lab.log")
@@ -178,7 +178,11 @@ PROGRESS = """() => {
 }"""
 
 
-def run_all(page, shots, timeout=int(os.environ.get("KIT_BROWSER_TIMEOUT", 420))):
+# seconds a notebook may take in the browser; CI machines are slow
+RUN_TIMEOUT = int(os.environ.get("KIT_BROWSER_TIMEOUT", 420))
+
+
+def run_all(page, shots, timeout=RUN_TIMEOUT):
     page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
     page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells",
                                                    exact=True).click()
@@ -247,8 +251,8 @@ def test_a_notebook_runs_in_jupyterlab_with_live_plots_and_explorers(
     runs = NOTEBOOKS[name]
     assert len(figures) == runs, "one figure per training run remains"
     draws = page.evaluate("window.kitDraws")
-    # the first drawing, then at least 3 replacements, for each run
-    assert len(draws) >= 4 * runs, f"only {len(draws)} drawings"
+    # the first drawing, then at least 3 replacements while the cell runs
+    assert len(draws) >= 4, f"the live plot was drawn {len(draws)} times"
 
     shots = lab["shots"]
     cells = page.locator(".jp-CodeCell")

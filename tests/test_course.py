@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import torch
 import pytest
 
 from kit import course, grade
@@ -203,3 +204,26 @@ def test_grade_exit_2_when_it_cannot_grade(tmp_path):
     slow = _notebook(tmp_path, "import time; time.sleep(5)")
     result = kit_grade(str(slow), "--timeout", "1")
     assert result.returncode == 2 and "time limit" in result.stdout
+
+
+def test_setup_notebook_keeps_the_trainers_progress_bar(tmp_path):
+    """Quiet logs must not turn the bar into printed log dicts (00)."""
+    import logging
+
+    import transformers
+    from transformers import PrinterCallback
+    logger = logging.getLogger("transformers.training_args")
+    verbosity, level = transformers.logging.get_verbosity(), logger.level
+    try:
+        course.setup_notebook()
+        assert transformers.logging.get_verbosity() == logging.ERROR
+        args = transformers.TrainingArguments(str(tmp_path),
+                                              report_to="none")
+        assert args.disable_tqdm is False  # the Trainer adds its bar
+        trainer = transformers.Trainer(
+            model=torch.nn.Linear(1, 1), args=args)
+        assert PrinterCallback not in [
+            type(c) for c in trainer.callback_handler.callbacks]
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+        logger.setLevel(level)
