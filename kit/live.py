@@ -67,12 +67,13 @@ def _limits(histories, keys):
     return low - pad, high + pad
 
 
-def draw(figure, log_history, metrics=(), title=None, progress=None,
+def draw(figure, log_history, metrics=(), title=None, status=None,
          share_y=()):
     """Draw the panels of a run onto `figure` (cleared first).
 
     Panels: the loss, the `metrics` if any, and the cost of generation if
-    the run generates. `share_y`: other runs' log histories whose values
+    the run generates. `status` follows the title (step, time left).
+    `share_y`: other runs' log histories whose values
     the y-axes also cover, so runs side by side compare at a glance.
     """
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
@@ -110,7 +111,7 @@ def draw(figure, log_history, metrics=(), title=None, progress=None,
             ax.legend(fontsize="small")
     if axes:
         _draw_generation(axes[0], log_history, histories)
-    heading = " · ".join(text for text in (title, progress) if text)
+    heading = " · ".join(text for text in (title, status) if text)
     if heading:
         figure.suptitle(heading)
     figure.tight_layout()
