@@ -230,7 +230,9 @@ def move_each_slider(page, shots, name):
 def test_a_notebook_runs_in_jupyterlab_with_live_plots_and_explorers(
         lab, name):
     page = lab["browser"].new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{lab['url']}/lab/tree/{name}.ipynb?token={TOKEN}")
+    # a workspace of its own: JupyterLab must not reopen the other notebook
+    page.goto(f"{lab['url']}/lab/workspaces/{name}/tree/{name}.ipynb"
+              f"?token={TOKEN}")
     page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
     # Run All before the kernel is up would ask which kernel to start
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(
@@ -265,3 +267,12 @@ def test_a_notebook_runs_in_jupyterlab_with_live_plots_and_explorers(
         live_plot.screenshot(path=ROOT / "docs" / plot_png)
         explorers.first.screenshot(path=ROOT / "docs" / explorer_png)
     page.close()
+    stop_kernels(lab["url"])  # free the CPU for the next notebook
+
+
+def stop_kernels(url):
+    for kernel in json.load(urllib.request.urlopen(
+            f"{url}/api/kernels?token={TOKEN}")):
+        urllib.request.urlopen(urllib.request.Request(
+            f"{url}/api/kernels/{kernel['id']}?token={TOKEN}",
+            method="DELETE"))
