@@ -99,3 +99,12 @@ def test_course_runs_go_to_one_runs_folder_at_the_root(monkeypatch):
     assert args["output_dir"] == str(ROOT / "runs" / "03_dpo")
     monkeypatch.setenv("KIT_RUNS", "/tmp/kit-runs")
     assert models.run_path("runs/a") == Path("/tmp/kit-runs/a")
+
+
+def test_doctor_requires_what_the_core_install_gives_no_more():
+    """Colab installs the core only: doctor must not ask for JupyterLab."""
+    from kit import doctor
+    core = {_name(r): r for r in _extras()["dependencies"]}
+    assert set(doctor.REQUIRED) <= set(core)
+    assert doctor.REQUIRED["ipywidgets"] == "7.7"
+    assert "jupyterlab" in doctor.OPTIONAL
