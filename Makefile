@@ -21,11 +21,21 @@ $(VENV)/.ready: pyproject.toml
 		$(PYTHON) -m venv --system-site-packages $(VENV); \
 	else $(PYTHON) -m venv $(VENV); fi
 	$(PY) -m pip install --quiet "$(TORCH)"
-	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet -e ".[dev,lab]"
 	touch $@
 
+# As root (Docker, cloud VMs) Jupyter refuses to start without --allow-root;
+# on Linux without a display (a remote machine) there is no browser to open,
+# so it only prints the URL: forward the port (README, "On a remote machine").
+LAB_FLAGS := $(if $(filter 0,$(shell id -u)),--allow-root)
+ifeq ($(shell uname)$(DISPLAY)$(WAYLAND_DISPLAY),Linux)
+LAB_FLAGS += --no-browser
+endif
+
+LAB_ROOT ?= notebooks
+
 lab: setup
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(LAB_ARGS)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(LAB_FLAGS) $(LAB_ARGS)
 
 test: unit notebooks
 

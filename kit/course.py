@@ -19,9 +19,6 @@ tagged `raises-exception`: nbval and `grade` then expect it may fail.
 import inspect
 from pathlib import Path
 
-import jupytext
-import nbformat
-
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
@@ -32,18 +29,25 @@ BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_STUB, END_STUB = "### BEGIN STUB", "### END STUB"
 STUB = 'raise NotImplementedError("exercise: write your code here")'
 
+# Colab has torch, ipywidgets 7.7 and matplotlib already: pip keeps them
+# (the kit asks for no newer ones), so installing takes seconds, and the
+# JupyterLab that `make lab` adds is left out (it is the `lab` extra).
 COLAB_INSTALL = f"""\
 # On Colab, install the kit first; anywhere else this cell does nothing.
 import subprocess, sys
 if "google.colab" in sys.modules:
     kit = "git+https://github.com/{REPOSITORY}"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", kit],
-                   check=True)"""
+    pip = [sys.executable, "-m", "pip", "install", "-q", kit]
+    if subprocess.run(pip).returncode != 0:
+        print("❌ Could not install the kit (pip's message is above): "
+              "check the connection, then run this cell again.")"""
 
 
-def colab_badge(name):
+def colab_badge(name, solutions=False):
+    """The 'Open in Colab' badge of notebook `name`, in its own set."""
+    folder = "notebooks/solutions" if solutions else "notebooks"
     url = (f"https://colab.research.google.com/github/{REPOSITORY}"
-           f"/blob/main/notebooks/{name}.ipynb")
+           f"/blob/main/{folder}/{name}.ipynb")
     return (f"[![Open In Colab](https://colab.research.google.com/assets/"
             f"colab-badge.svg)]({url})")
 
@@ -110,9 +114,10 @@ def learner(source):
 
 # ------------------------------------------------------------ building
 
-def _notebook(cells, name):
+def _notebook(cells, name, solutions=False):
+    import nbformat
     nb = nbformat.v4.new_notebook()
-    header = [nbformat.v4.new_markdown_cell(colab_badge(name)),
+    header = [nbformat.v4.new_markdown_cell(colab_badge(name, solutions)),
               nbformat.v4.new_code_cell(COLAB_INSTALL)]
     nb.cells = header + cells
     for i, cell in enumerate(nb.cells):
@@ -126,6 +131,7 @@ def _notebook(cells, name):
 
 
 def _cell(cell, source, tags):
+    import nbformat
     if cell.cell_type == "markdown":
         new = nbformat.v4.new_markdown_cell(source)
     else:
@@ -137,6 +143,8 @@ def _cell(cell, source, tags):
 
 def build_one(path):
     """-> {output path: notebook text} for one source file."""
+    import jupytext  # the build needs it, learners' notebooks do not
+    import nbformat
     source = jupytext.read(path)
     name = Path(path).stem
     solved_cells, learner_cells = [], []
@@ -154,7 +162,7 @@ def build_one(path):
             tags = tags | {"raises-exception"}
         learner_cells.append(_cell(cell, text, tags))
     learner_nb, solved_nb = (_notebook(learner_cells, name),
-                             _notebook(solved_cells, name))
+                             _notebook(solved_cells, name, solutions=True))
     return {NOTEBOOKS / f"{name}.ipynb": nbformat.writes(learner_nb),
             SOLUTIONS / f"{name}.ipynb": nbformat.writes(solved_nb)}
 
@@ -196,13 +204,19 @@ def _not_done_yet(shell, etype, value, tb, tb_offset=None):
 
 
 def setup_notebook(seed=0):
-    """Quiet logs and progress bars, friendly stubs, a fixed seed."""
+    """Quiet logs, the Trainer's own progress bar, friendly stubs, a seed."""
+    import logging
     import warnings
 
     import datasets
     import transformers
     warnings.filterwarnings("ignore", message=".*pin_memory.*")
     transformers.logging.set_verbosity_error()
+    # TrainingArguments turns the progress bar off (and prints raw log
+    # dicts instead) when its logger is quieter than warnings: keep that
+    # one logger at warnings, so a Trainer shows its bar. Runs with a live
+    # plot, which shows the progress itself, drop the bar (recipes.quiet).
+    logging.getLogger("transformers.training_args").setLevel(logging.WARNING)
     transformers.utils.logging.disable_progress_bar()
     datasets.disable_progress_bars()
     transformers.set_seed(seed)

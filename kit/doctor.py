@@ -8,9 +8,9 @@ from importlib import metadata
 
 # package -> the oldest version the course is written for
 REQUIRED = {"torch": "2.6", "transformers": "5.0", "datasets": "3.0",
-            "accelerate": "1.0", "matplotlib": "3.7", "ipywidgets": "8.0",
-            "jupyterlab": "4.0"}
-OPTIONAL = ["nbval", "jupytext", "pytest", "trl"]
+            "accelerate": "1.0", "matplotlib": "3.7", "ipywidgets": "7.7"}
+# jupyterlab: `make lab` brings it; Colab runs the notebooks without it
+OPTIONAL = ["jupyterlab", "nbval", "jupytext", "pytest", "trl"]
 
 
 def _version_tuple(version):

@@ -25,6 +25,30 @@ CACHE_DIR = Path(os.environ.get(
     "KIT_CACHE", Path.home() / ".cache" / "inside-the-trainer"))
 
 
+def runs_dir():
+    """Where course runs write: one `runs/` at the repository's root.
+
+    In a checkout (make lab, make test) that is the folder beside kit/,
+    whichever folder a notebook runs in, so runs stay out of the learner's
+    file browser; installed from pip (Colab), `runs/` here. KIT_RUNS
+    overrides both.
+    """
+    if os.environ.get("KIT_RUNS"):
+        return Path(os.environ["KIT_RUNS"])
+    checkout = Path(__file__).resolve().parents[1]
+    if (checkout / "pyproject.toml").exists():
+        return checkout / "runs"
+    return Path("runs")
+
+
+def run_path(output_dir):
+    """A relative `runs/NAME` -> runs_dir() / NAME; other paths as given."""
+    path = Path(output_dir)
+    if not path.is_absolute() and path.parts[:1] == ("runs",):
+        return runs_dir().joinpath(*path.parts[1:])
+    return path
+
+
 def pick_device():
     """The best device here: cuda, then mps, then cpu."""
     if torch.cuda.is_available():

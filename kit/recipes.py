@@ -15,7 +15,8 @@ from transformers.utils.notebook import NotebookProgressCallback
 
 from kit import tasks
 from kit.live import plot_history
-from kit.models import check_preset, load_policy, pick_device, tiny_model
+from kit.models import (check_preset, load_policy, pick_device, run_path,
+                        tiny_model)
 
 # Per-preset knobs. The starting policy is deliberately half-trained: a
 # constant learning rate stopped early leaves it right on about half of the
@@ -40,7 +41,8 @@ def quiet(trainer):
 
 def common_args(output_dir, seed, **overrides):
     """TrainingArguments every course run shares: quiet, local, seeded."""
-    defaults = dict(output_dir=str(output_dir), seed=seed, report_to="none",
+    defaults = dict(output_dir=str(run_path(output_dir)), seed=seed,
+                    report_to="none",
                     save_strategy="no", logging_steps=25,
                     lr_scheduler_type="constant", warmup_steps=0,
                     dataloader_pin_memory=torch.cuda.is_available(),
@@ -208,7 +210,7 @@ def run(name, output_dir=None, save_steps=None, resume_from_checkpoint=None,
     save_steps writes a checkpoint every that many steps; a run resumed from
     one reaches the same weights and log history as one never interrupted.
     """
-    output_dir = Path(output_dir or f"runs/{name}")
+    output_dir = run_path(output_dir or f"runs/{name}")
     if save_steps:
         kwargs.update(save_strategy="steps", save_steps=save_steps)
     if resume_from_checkpoint and name != "sft":

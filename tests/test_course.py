@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import nbformat
+import torch
 import pytest
 
 from kit import course, grade
@@ -93,10 +94,37 @@ def test_committed_notebooks_are_clean_and_open_on_colab(path):
             assert not cell.outputs and cell.execution_count is None
             assert all(len(line) <= 79 for line in cell.source.splitlines()), (
                 "lines must fit Colab")
-    assert "colab.research.google.com" in notebook.cells[0].source
-    assert "google.colab" in notebook.cells[1].source
+    # the badge opens this very notebook, in its own set, on Colab
+    folder = path.parent.relative_to(course.ROOT).as_posix()
+    assert (f"colab.research.google.com/github/{course.REPOSITORY}/blob/main/"
+            f"{folder}/{path.name})") in notebook.cells[0].source
+    assert notebook.cells[1].source == course.COLAB_INSTALL
     intro = notebook.cells[2].source
     assert "**You will:**" in intro and "**Time:**" in intro
+
+
+def test_the_colab_install_cell_says_so_when_pip_fails(monkeypatch, capsys):
+    import subprocess as real
+    import types
+    calls = []
+
+    def failing_run(command, **kwargs):
+        calls.append(command)
+        return types.SimpleNamespace(returncode=1)
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("colab"))
+    monkeypatch.setattr(real, "run", failing_run)
+    exec(course.COLAB_INSTALL, {})
+    (command,) = calls
+    assert command[-1] == f"git+https://github.com/{course.REPOSITORY}"
+    assert not any("lab" in part or "torch" in part for part in command)
+    out = capsys.readouterr().out.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("❌ Could not install the kit")
+
+
+def test_the_colab_install_cell_does_nothing_elsewhere(monkeypatch, capsys):
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    exec(course.COLAB_INSTALL, {})
+    assert capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize("path", sorted(course.NOTEBOOKS.glob("*.ipynb")),
@@ -111,3 +139,26 @@ def test_every_exercise_has_hints_and_a_solution():
     for exercise in EXERCISES.values():
         assert exercise.hints and exercise.reference is not None
         assert 1 <= exercise.stars <= 3
+
+
+def test_setup_notebook_keeps_the_trainers_progress_bar(tmp_path):
+    """Quiet logs must not turn the bar into printed log dicts (00)."""
+    import logging
+
+    import transformers
+    from transformers import PrinterCallback
+    logger = logging.getLogger("transformers.training_args")
+    verbosity, level = transformers.logging.get_verbosity(), logger.level
+    try:
+        course.setup_notebook()
+        assert transformers.logging.get_verbosity() == logging.ERROR
+        args = transformers.TrainingArguments(str(tmp_path),
+                                              report_to="none")
+        assert args.disable_tqdm is False  # the Trainer adds its bar
+        trainer = transformers.Trainer(
+            model=torch.nn.Linear(1, 1), args=args)
+        assert PrinterCallback not in [
+            type(c) for c in trainer.callback_handler.callbacks]
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+        logger.setLevel(level)

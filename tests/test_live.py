@@ -20,23 +20,66 @@ def lines(ax):
 
 def test_plot_history_draws_loss_metrics_and_generation_cost():
     figure = live.plot_history(HISTORY, metrics=["reward"])
-    loss_ax, metrics_ax, cost_ax = figure.axes
+    loss_ax, metrics_ax, cost_ax, per_step_ax = figure.axes
     assert lines(loss_ax)["loss"] == ([1, 2, 4, 8], [2.0, 1.5, 1.0, 0.9])
     assert lines(loss_ax)["eval_loss"] == ([2], [1.6])
     assert lines(metrics_ax)["reward"] == ([2, 4], [0.2, 0.5])
     assert lines(metrics_ax)["eval_reward"] == ([2], [0.3])
-    per_step = lines(cost_ax)["since last log"][1]
-    assert per_step == pytest.approx([0.2, 0.05])  # 0.8 s over 4 steps, ...
-    assert lines(cost_ax)["amortised"][1] == pytest.approx([0.2, 0.125])
-    assert "3 generate calls" in cost_ax.get_title()
+    # cumulative seconds in generate(), bold; per step, light, on the right
+    assert lines(cost_ax)["cumulative"] == ([0, 4, 8], [0.0, 0.8, 1.0])
+    per_step = lines(per_step_ax)["per step (right)"]
+    assert per_step[0] == [4, 8]
+    assert per_step[1] == pytest.approx([0.2, 0.05])  # 0.8 s / 4 steps, ...
+    assert cost_ax.get_title() == "generate(): 3 calls, 1.00 s"
     assert figure._repr_png_().startswith(b"\x89PNG")
 
 
-def test_the_generation_panel_says_so_when_nothing_was_generated():
+def test_a_run_that_never_generates_has_no_generation_panel():
     figure = live.plot_history(HISTORY[:3])
-    assert len(figure.axes) == 2  # no metrics asked: loss and cost only
-    texts = [t.get_text() for t in figure.axes[-1].texts]
-    assert texts == ["no generate() calls logged"]
+    assert len(figure.axes) == 1  # the loss only
+    assert len(live.plot_history(HISTORY[:3], "reward").axes) == 2
+
+
+def test_grpo_says_why_its_loss_is_about_zero():
+    loss_ax = live.plot_history(HISTORY).axes[0]
+    assert [t.get_text() for t in loss_ax.texts] == [live.GRPO_LOSS_NOTE]
+    assert not live.plot_history(HISTORY[:3]).axes[0].texts
+
+
+def test_a_string_is_one_metric():
+    figure = live.plot_history(HISTORY, metrics="reward")
+    assert set(lines(figure.axes[1])) == {"reward", "eval_reward"}
+    assert live.LivePlotCallback(metrics="reward").metrics == ("reward",)
+
+
+def test_short_series_have_markers_so_one_point_shows():
+    figure = live.plot_history([{"loss": 2.0, "step": 1}])
+    (line,) = figure.axes[0].get_lines()
+    assert line.get_marker() == "o"
+    long = [{"loss": 1.0, "step": s} for s in range(1, 101)]
+    (line,) = live.plot_history(long).axes[0].get_lines()
+    assert line.get_marker() in ("None", None, "")
+
+
+def test_runs_compared_share_their_y_scales():
+    slow = [{"loss": 4.0, "reward": 0.1, "step": 1, "generation/calls": 8,
+             "generation/seconds": 3.0}]
+    fast = [{"loss": 1.0, "reward": 0.9, "step": 1, "generation/calls": 1,
+             "generation/seconds": 0.5}]
+    alone = live.plot_history(fast, "reward")
+    shared = live.plot_history(fast, "reward", share_y=[slow])
+    assert alone.axes[0].get_ylim() != shared.axes[0].get_ylim()
+    other = live.plot_history(slow, "reward", share_y=[fast])
+    for mine, theirs in zip(shared.axes, other.axes):
+        assert mine.get_ylim() == pytest.approx(theirs.get_ylim())
+    assert shared.axes[2].get_ylim()[1] >= 3.0  # the slow run's seconds
+
+
+def test_progress_says_step_elapsed_and_left():
+    assert live.progress(100, 400, 10.0) == (
+        "step 100 / 400 · 0:10 elapsed · 0:30 left")
+    assert live.progress(0, 400, 0.0) == "step 0 / 400 · 0:00 elapsed"
+    assert live.progress(400, 400, 75.0) == "step 400 / 400 · 1:15 elapsed"
 
 
 class FakeHandle:
@@ -76,12 +119,28 @@ def test_in_a_notebook_one_figure_is_updated_in_place(shown, tmp_path,
     assert callback.log_history is trainer.state.log_history
     steps = lines(callback.figure.axes[0])["loss"][0]
     assert steps == [1, 2, 3, 4, 5, 6]
+    heading = callback.figure._suptitle.get_text()
+    assert heading.startswith("step 6 / 6 · ") and "elapsed" in heading
 
 
 def test_headless_runs_display_once_at_the_end(shown, tmp_path):
     callback = live.LivePlotCallback()  # PYTEST_CURRENT_TEST is set here
     run_with(callback, tmp_path)
     assert shown == ["display"]
+
+
+def test_a_linked_earlier_run_is_redrawn_on_the_shared_scale(
+        shown, tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    first = live.LivePlotCallback(min_interval=3600)
+    run_with(first, tmp_path)
+    updates = shown.count("update")
+    second = live.LivePlotCallback(min_interval=3600, share_y=[first])
+    assert first.shared == [second]
+    run_with(second, tmp_path)
+    assert shown.count("display") == 2
+    # the second run's 2 own updates, and one for the first run's figure
+    assert shown.count("update") == updates + 3
 
 
 def test_redraws_are_throttled(shown, tmp_path, monkeypatch):

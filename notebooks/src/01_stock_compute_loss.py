@@ -104,8 +104,8 @@ check("compute_loss", MyTrainer)
 
 # %% [markdown]
 # Now train a fresh tiny model with it, and watch. `LivePlotCallback` redraws
-# one figure as the Trainer logs; the right-hand panel stays empty until
-# notebook 04, where generation enters.
+# one figure as the Trainer logs, with the step, the time elapsed and the
+# time left above it; a panel for generation joins in notebook 04.
 #
 # A falling loss proves little on its own: *your* `compute_loss` computes
 # it, and a wrong loss can fall faster than the right one (an unshifted one
@@ -226,6 +226,21 @@ show(losses.causal_lm_loss)
 print("CausalLMTrainer:",
       verdict(*compare_with_one_big_batch(CausalLMTrainer,
                                           "CausalLMTrainer")))
+
+# %% [markdown]
+# ## Explore: split the batch yourself
+#
+# Four rows with 3, 4, 2 and 3 labelled tokens, cut into micro-batches.
+# Each bar is one token's share of the accumulated gradient (colour: its
+# micro-batch). Light bars: a mean loss per micro-batch, divided by the
+# number of micro-batches; dark bars: the sum divided by
+# `num_items_in_batch`; dashed: one big batch, 1/N for every token. Move
+# the slider: only the dark bars stay on the line for every split.
+
+# %%
+from kit.explore import explore_ga_split
+
+explore_ga_split()
 
 # %% [markdown]
 # ## What you learned

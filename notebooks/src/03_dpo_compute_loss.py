@@ -41,8 +41,10 @@ print(pairs[:])
 # they count.
 
 # %%
+from kit.models import run_path  # runs/ at the repository's root
+
 policy, tokenizer = load_policy()
-args = DPOConfig("runs/03_peek", per_device_train_batch_size=4,
+args = DPOConfig(run_path("runs/03_peek"), per_device_train_batch_size=4,
                  report_to="none")
 peek = DPOTrainer(model=policy, args=args, train_dataset=pairs,
                   processing_class=tokenizer)
@@ -128,6 +130,20 @@ check("dpo_snippet", fixed_snippet)
 # With β = 0.1, the snippet weighs the rejected side ten times more than
 # the chosen one. What that does to training, you will see below, after
 # your own DPO has trained.
+
+# %% [markdown]
+# ## Explore: β, the loss, and the snippet
+#
+# One pair with margin h = (π_c − ref_c) − (π_r − ref_r). Left, its loss;
+# right, how hard the gradient pushes the chosen log-prob up and the
+# rejected one down. The kit's DPO pushes both equally, β·σ(−βh); the
+# snippet pushes rejected 1/β times harder than chosen. Move β, try
+# `ipo` and `hinge`.
+
+# %%
+from kit.explore import explore_dpo
+
+explore_dpo()
 #
 # ## ★★★ Exercise 4: DPO's `compute_loss`
 #

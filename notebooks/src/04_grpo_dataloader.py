@@ -123,7 +123,9 @@ check("get_train_dataloader", MyGRPOTrainer)
 # fewer `generate()` calls.
 
 # %% tags=["uses-exercise"]
-args = GRPOConfig("runs/04_docs", per_device_train_batch_size=4,
+from kit.models import run_path  # runs/ at the repository's root
+
+args = GRPOConfig(run_path("runs/04_docs"), per_device_train_batch_size=4,
                   num_generations=4, steps_per_generation=8, report_to="none")
 docs_example = MyGRPOTrainer(
     policy, [tasks.correctness_reward], args=args,
@@ -134,6 +136,21 @@ first = [next(batches) for _ in range(8)]
 print("rows in one batch:", len(first[0]))
 print("the same batch 8 times:", all(b == first[0] for b in first))
 print("prompts in it:", sorted({row["prompt"] for row in first[0]}))
+
+# %% [markdown]
+# ## Explore: the sampler, slice by slice
+#
+# Each row is one micro-step's dataloader batch, drawn from the trainer's
+# own `RepeatSampler` (colour: the prompt; each prompt G times in a row).
+# The same big batch comes k times; `generate()` runs on the first and the
+# box marks the slice each micro-step trains on (the buffer shuffles the
+# rows first). Move the batch size, G, k and GA: the title counts the
+# `generate()` calls for N = 8 optimizer steps, N·GA/k.
+
+# %%
+from kit.explore import explore_sampler
+
+explore_sampler()
 
 # %% [markdown]
 # ## ★★★ Exercise 2: the buffer in `_prepare_inputs`
@@ -180,17 +197,19 @@ check("prepare_inputs", MyBufferedTrainer)
 # The same run twice from the starting policy — 2 prompts × 8 completions
 # a step, 48 steps, a log every step — once generating every step, once
 # every 8 steps. The right-hand panel shows the seconds spent in
-# `generate()` per step: spikes where a generation happens, and the
-# amortised cost (dashed).
+# `generate()` so far (the per-step cost is the light line), on the same
+# scales for both runs.
 
 # %% tags=["uses-exercise"]
-histories = {}
+histories, plots = {}, []
 for k in (1, 8):
+    plot = LivePlotCallback("reward", title=f"k = {k}", share_y=plots)
+    plots.append(plot)
     trainer = recipes.grpo_trainer(
         "cpu", output_dir=f"runs/04_k{k}", trainer_class=MyBufferedTrainer,
         max_steps=48, steps_per_generation=k, per_device_train_batch_size=16,
         logging_steps=1, eval_strategy="no", eval_on_start=False,
-        callbacks=[LivePlotCallback(("reward",), title=f"k = {k}")])
+        callbacks=[plot])
     recipes.quiet(trainer)
     trainer.train()
     histories[f"k = {k}"] = trainer.state.log_history

@@ -128,6 +128,19 @@ def grpo_loss(per_token_logps, old_per_token_logps, advantages,
 check("grpo_loss", grpo_loss)
 
 # %% [markdown]
+# ## Explore: the clip
+#
+# One token's loss against its ratio ρ, computed by the kit's `grpo_loss`.
+# With A > 0 the loss falls as ρ grows — until 1 + ε, where it goes flat:
+# the gradient is zero (red), no credit for moving further. With A < 0 the
+# same happens below 1 − ε. Move ε, flip the sign.
+
+# %%
+from kit.explore import explore_clip
+
+explore_clip()
+
+# %% [markdown]
 # ## Your loss in the trainer
 #
 # `compute_loss` gathers the completion log-probs under the current policy

@@ -1,0 +1,278 @@
+"""A real browser: `make lab` serves JupyterLab, Chromium runs two notebooks.
+
+What a learner sees, checked as a learner would meet it: notebooks 01 and 04
+(solutions) run top to bottom in JupyterLab, with no error; each training
+cell's live plot is replaced several times while it trains and leaves one
+figure per run; each explorer renders and its figure changes when its
+slider moves. Screenshots go to a temporary folder (the two in README, to
+docs/ as well with KIT_UPDATE_DOCS=1).
+
+It needs Chromium (installed with apt-get when missing and allowed) and
+Playwright (from PyPI, the dev extra); Playwright's own browser downloads
+are never used. Without Chromium it skips, and fails under CI=true.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "kit-browser-test"
+# notebook -> training runs its live-plot cell makes
+NOTEBOOKS = {"01_stock_compute_loss": 1, "04_grpo_dataloader": 2}
+README_SHOTS = {"04_grpo_dataloader": ("lab_live_plot.png",
+                                       "lab_explore_sampler.png")}
+
+
+def unavailable(reason):
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def find_chromium():
+    names = ("chromium", "chromium-browser", "google-chrome")
+    found = [shutil.which(name) for name in names]
+    if any(found):
+        return next(path for path in found if path)
+    if os.getuid() != 0 or not shutil.which("apt-get"):
+        unavailable("the browser test needs Chromium: apt-get install "
+                    "chromium (as root) and run it again")
+    quiet = dict(capture_output=True, text=True,
+                 env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    subprocess.run(["apt-get", "update", "-qq"], **quiet)
+    result = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"],
+                            **quiet)
+    if not shutil.which("chromium"):
+        unavailable("Chromium could not be installed with apt-get install "
+                    f"chromium: {result.stderr.strip()[-300:]}")
+    return shutil.which("chromium")
+
+
+def import_playwright():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:  # not set up with the dev extra: get it from PyPI
+        result = subprocess.run([sys.executable, "-m", "pip", "install",
+                                 "-q", "playwright"], capture_output=True,
+                                text=True)
+        if result.returncode:
+            unavailable(f"pip install playwright failed: {result.stderr}")
+        from playwright.sync_api import sync_playwright
+    return sync_playwright
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_settings(folder):
+    """JupyterLab settings: every cell in the page, no news pop-up."""
+    settings = {
+        "notebook-extension/tracker": {"windowingMode": "none"},
+        "apputils-extension/notification": {"fetchNews": "false",
+                                            "checkForUpdates": False},
+    }
+    for name, values in settings.items():
+        path = folder / f"@jupyterlab/{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """`make lab` on a free port, serving copies of the solved notebooks."""
+    chromium = find_chromium()
+    sync_playwright = import_playwright()
+    if not shutil.which("make"):
+        unavailable("the browser test starts JupyterLab with make lab")
+    folder = tmp_path_factory.mktemp("lab")
+    for name in NOTEBOOKS:  # copies: the committed notebooks stay clean
+        shutil.copy(ROOT / "notebooks" / "solutions" / f"{name}.ipynb",
+                    folder)
+    write_settings(folder / "settings")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items()  # a live frontend: not
+           if k not in ("PYTEST_CURRENT_TEST", "KIT_HEADLESS", "DISPLAY")}
+    env.update(PYTHONPATH=str(ROOT), KIT_RUNS=str(folder / "runs"),
+               JUPYTERLAB_SETTINGS_DIR=str(folder / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(folder / "workspaces"),
+               HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
+               TRANSFORMERS_OFFLINE="1")
+    args = f"--port={port} --IdentityProvider.token={TOKEN}"
+    log = open(folder / "lab.log", "w")
+    # -o setup: use the environment that runs this test, as it is
+    server = subprocess.Popen(
+        ["make", "-o", "setup", "lab", f"VENV={sys.prefix}",
+         f"LAB_ROOT={folder}", f"LAB_ARGS={args}"], cwd=ROOT, env=env,
+        stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_server(url, server, folder / "lab.log")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=chromium)
+            yield {"url": url, "browser": browser, "folder": folder,
+                   "shots": tmp_path_factory.mktemp("screenshots")}
+            browser.close()
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, 15)  # make and the jupyter it started
+            server.wait(timeout=30)
+        log.close()
+
+
+def wait_for_server(url, server, log, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"make lab exited {server.returncode}:\n"
+                        + log.read_text()[-2000:])
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={TOKEN}")
+            return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail("JupyterLab did not answer within 2 minutes:\n"
+                + log.read_text()[-2000:])
+
+
+# Counts every figure the live-plot cells draw while they run: each
+# display update replaces the image (a new <img>, or a new src).
+WATCH = """() => {
+  window.kitDraws = [];
+  document.querySelectorAll('.jp-CodeCell').forEach((cell, index) => {
+    const code = cell.querySelector('.jp-InputArea-editor').textContent;
+    if (!code.includes('LivePlotCallback(') || !code.includes('.train()'))
+      return;
+    const running = () =>
+      cell.querySelector('.jp-InputPrompt').textContent.includes('*');
+    new MutationObserver(records => records.forEach(r => {
+      const added = [...r.addedNodes].some(n => n.nodeType === 1 &&
+        (n.tagName === 'IMG' || n.querySelector('img')));
+      const changed = r.type === 'attributes' && r.target.tagName === 'IMG';
+      if ((added || changed) && running()) window.kitDraws.push(index);
+    })).observe(cell, {childList: true, subtree: true,
+                       attributes: true, attributeFilter: ['src']});
+  });
+  return [...document.querySelectorAll('.jp-CodeCell')].length;
+}"""
+
+PROGRESS = """() => {
+  const prompts = [...document.querySelectorAll('.jp-CodeCell')]
+    .map(c => c.querySelector('.jp-InputPrompt').textContent);
+  const errors = [...document.querySelectorAll(
+    '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+  )].map(e => e.textContent).filter(t => t.includes('Traceback'));
+  return {done: prompts.every(p => /\\[\\d+\\]/.test(p)), errors,
+          prompts};
+}"""
+
+
+# seconds a notebook may take in the browser; CI machines are slow
+RUN_TIMEOUT = int(os.environ.get("KIT_BROWSER_TIMEOUT", 420))
+
+
+def run_all(page, shots, timeout=RUN_TIMEOUT):
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells",
+                                                   exact=True).click()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = page.evaluate(PROGRESS)
+        assert not state["errors"], state["errors"][0][-1500:]
+        if state["done"]:
+            return
+        time.sleep(0.5)
+    page.screenshot(path=shots / "timeout.png")
+    pytest.fail(f"the notebook did not finish within {timeout} s: "
+                f"prompts {state['prompts']}, see {shots / 'timeout.png'}")
+
+
+def saved_outputs(page, path):
+    """Save from the browser and read back what the learner would keep."""
+    before = path.stat().st_mtime
+    page.keyboard.press("Control+s")
+    deadline = time.monotonic() + 30
+    while path.stat().st_mtime == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return json.loads(path.read_text())
+
+
+def move_each_slider(page, shots, name):
+    """Each explorer's last slider one step right: its figure must change."""
+    explorers = page.locator(".jp-CodeCell").filter(
+        has=page.locator(".widget-image"))
+    assert explorers.count() >= 1, "no explorer rendered"
+    for i in range(explorers.count()):
+        cell = explorers.nth(i)
+        image = cell.locator(".widget-image").first
+        before = image.get_attribute("src")
+        cell.locator(".noUi-handle").last.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "([el, src]) => el.getAttribute('src') !== src",
+            arg=[image.element_handle(), before], timeout=60_000)
+        cell.screenshot(path=shots / f"{name}_explorer_{i}.png")
+    return explorers
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_notebook_runs_in_jupyterlab_with_live_plots_and_explorers(
+        lab, name):
+    page = lab["browser"].new_page(viewport={"width": 1400, "height": 1000})
+    # a workspace of its own: JupyterLab must not reopen the other notebook
+    page.goto(f"{lab['url']}/lab/workspaces/{name}/tree/{name}.ipynb"
+              f"?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook .jp-CodeCell", timeout=120_000)
+    # Run All before the kernel is up would ask which kernel to start
+    page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(
+        timeout=120_000)
+    page.evaluate(WATCH)
+    run_all(page, lab["shots"])
+
+    notebook = saved_outputs(page, lab["folder"] / f"{name}.ipynb")
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code"]
+    errors = [o for c in code for o in c["outputs"]
+              if o["output_type"] == "error"]
+    assert not errors, errors[0]
+    training = [c for c in code if "LivePlotCallback(" in "".join(
+        c["source"]) and ".train()" in "".join(c["source"])]
+    assert len(training) == 1
+    figures = [o for o in training[0]["outputs"]
+               if "image/png" in o.get("data", {})]
+    runs = NOTEBOOKS[name]
+    assert len(figures) == runs, "one figure per training run remains"
+    draws = page.evaluate("window.kitDraws")
+    # the first drawing, then at least 3 replacements while the cell runs
+    assert len(draws) >= 4, f"the live plot was drawn {len(draws)} times"
+
+    shots = lab["shots"]
+    cells = page.locator(".jp-CodeCell")
+    live_plot = cells.filter(has_text="LivePlotCallback(").filter(
+        has_text=".train()")
+    live_plot.screenshot(path=shots / f"{name}_live_plot.png")
+    explorers = move_each_slider(page, shots, name)
+    if name in README_SHOTS and os.environ.get("KIT_UPDATE_DOCS") == "1":
+        plot_png, explorer_png = README_SHOTS[name]
+        live_plot.screenshot(path=ROOT / "docs" / plot_png)
+        explorers.first.screenshot(path=ROOT / "docs" / explorer_png)
+    page.close()
+    stop_kernels(lab["url"])  # free the CPU for the next notebook
+
+
+def stop_kernels(url):
+    for kernel in json.load(urllib.request.urlopen(
+            f"{url}/api/kernels?token={TOKEN}")):
+        urllib.request.urlopen(urllib.request.Request(
+            f"{url}/api/kernels/{kernel['id']}?token={TOKEN}",
+            method="DELETE"))

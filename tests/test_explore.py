@@ -1,0 +1,165 @@
+"""The explorers: their numbers against hand computations, then the widgets."""
+
+import math
+
+import pytest
+
+from kit import explore
+from kit.live import LiveFigure
+from kit.trainers.grpo import RepeatSampler
+
+
+def sigmoid(x):
+    return 1 / (1 + math.exp(-x))
+
+
+# ------------------------------------------------ 01: gradient accumulation
+
+def test_ga_split_weights_match_a_hand_computation():
+    data = explore.ga_split("1+3", tokens=(3, 4, 2, 3))
+    N = 12  # labelled tokens in all
+    assert data["num_items_in_batch"] == N
+    assert data["row_of_token"] == [0] * 3 + [1] * 4 + [2] * 2 + [3] * 3
+    assert data["micro_of_token"] == [0] * 3 + [1] * 9
+    assert data["one big batch"]["weights"] == pytest.approx([1 / N] * N)
+    exact = data["sum / num_items_in_batch"]
+    assert exact["weights"] == pytest.approx([1 / N] * N)
+    assert exact["off"] == pytest.approx(0, abs=1e-6)
+    # a mean per micro-batch, halved: 1/(2·3) for row 0, 1/(2·9) for the rest
+    mean = data["mean ÷ GA"]
+    assert mean["weights"] == pytest.approx([1 / 6] * 3 + [1 / 18] * 9)
+    off = math.sqrt(3 * (1 / 6 - 1 / N) ** 2 + 9 * (1 / 18 - 1 / N) ** 2)
+    assert mean["off"] == pytest.approx(off / math.sqrt(N / N ** 2), rel=1e-5)
+
+
+def test_one_micro_batch_is_the_big_batch():
+    data = explore.ga_split("4")
+    assert data["mean ÷ GA"]["off"] == pytest.approx(0, abs=1e-6)
+
+
+@pytest.mark.parametrize("split", ["1+2", "0+4", "5"])
+def test_a_split_that_does_not_cover_the_rows_is_refused(split):
+    with pytest.raises(ValueError, match="adding up to 4 rows, e.g. '1\\+3'"):
+        explore.ga_split(split)
+
+
+# ----------------------------------------------------------------- 03: DPO
+
+def test_dpo_weights_correct_against_the_snippet():
+    beta, h = 0.5, 4.0
+    data = explore.dpo_weights(beta, "sigmoid", margins=[0.0, h])
+    assert data["loss"] == pytest.approx([math.log(2),
+                                          -math.log(sigmoid(beta * h))])
+    # correct DPO: β·σ(−βh) on both sides, whatever the margin
+    weight = [beta / 2, beta * sigmoid(-beta * h)]
+    assert data["chosen"] == pytest.approx(weight)
+    assert data["rejected"] == pytest.approx(weight)
+    # the snippet: z = β·(h/2) − (−h/2); rejected weighs 1/β times chosen
+    z = [0.0, beta * h / 2 + h / 2]
+    assert data["snippet_loss"] == pytest.approx(
+        [-math.log(sigmoid(x)) for x in z])
+    assert data["snippet_chosen"] == pytest.approx(
+        [beta * sigmoid(-x) for x in z])
+    assert data["snippet_rejected"] == pytest.approx([sigmoid(-x) for x in z])
+
+
+def test_dpo_weights_follow_the_loss_type():
+    beta = 0.5  # IPO: (h − 1/(2β))², gradient 2·(1/(2β) − h) on each side
+    data = explore.dpo_weights(beta, "ipo", margins=[0.0])
+    assert data["loss"] == pytest.approx([1.0])
+    assert data["chosen"] == pytest.approx([2.0])
+    assert data["rejected"] == pytest.approx([2.0])
+    hinge = explore.dpo_weights(beta, "hinge", margins=[4.0])
+    assert hinge["loss"] == pytest.approx([0.0])  # past the hinge: no push
+    assert hinge["chosen"] == pytest.approx([0.0])
+    with pytest.raises(ValueError, match="loss_type must be one of"):
+        explore.dpo_weights(beta, "kto")
+
+
+# -------------------------------------------------------- 04: the sampler
+
+def test_sampler_plan_uses_the_trainers_sampler():
+    plan = explore.sampler_plan(per_device_train_batch_size=8,
+                                num_generations=4, steps_per_generation=4,
+                                gradient_accumulation_steps=1, max_steps=8,
+                                dataset_size=32, seed=0)
+    sampler = RepeatSampler(32, 4, 8, 4, 0)  # 8·4/4 prompts a big batch
+    assert plan["order"] == list(sampler)[:8 * 32]
+    assert plan["slice"] == [0, 1, 2, 3] * 2
+    assert plan["generation"] == [0] * 4 + [1] * 4
+    first = plan["batches"][0]
+    assert len(first) == 32 and plan["batches"][3] == first  # served k times
+    assert plan["batches"][4] != first
+    groups = [first[i:i + 4] for i in range(0, 32, 4)]  # G in a row
+    assert all(len(set(g)) == 1 for g in groups)
+    assert plan["generate_calls"] == 2  # N·GA/k = 8·1/4
+
+
+@pytest.mark.parametrize("k, GA, calls", [(4, 2, 4), (3, 1, 3), (1, 2, 16)])
+def test_generate_calls_are_n_ga_over_k(k, GA, calls):
+    plan = explore.sampler_plan(8, 4, k, GA, max_steps=8)
+    assert plan["micro_steps"] == 8 * GA
+    assert plan["optimizer_step"][:GA] == [0] * GA
+    assert plan["generate_calls"] == calls == math.ceil(8 * GA / k)
+
+
+def test_a_batch_that_splits_groups_is_refused():
+    with pytest.raises(ValueError, match=r"per_device_train_batch_size \(6\)"
+                                         r" must be a multiple of "
+                                         r"num_generations \(4\)"):
+        explore.sampler_plan(6, 4, 2, 1)
+
+
+# --------------------------------------------------------- 05: the clip
+
+def test_clip_surrogate_by_hand():
+    up = explore.clip_surrogate(0.2, 1.0, ratios=[0.5, 1.0, 1.5])
+    assert up["loss"] == pytest.approx([-0.5, -1.0, -1.2])
+    assert up["unclipped"] == pytest.approx([-0.5, -1.0, -1.5])
+    # d(−ρA)/d log π = −ρA; zero where the clip holds ρ at 1 + ε
+    assert up["gradient"] == pytest.approx([-0.5, -1.0, 0.0])
+    down = explore.clip_surrogate(0.2, -1.0, ratios=[0.5, 1.0, 1.5])
+    assert down["loss"] == pytest.approx([0.8, 1.0, 1.5])
+    assert down["gradient"] == pytest.approx([0.0, 1.0, 1.5])
+    with pytest.raises(ValueError, match="epsilon must be > 0"):
+        explore.clip_surrogate(0.0)
+
+
+# ------------------------------------------------------------ the widgets
+
+EXPLORERS = [explore.explore_ga_split, explore.explore_dpo,
+             explore.explore_sampler, explore.explore_clip]
+
+
+@pytest.mark.parametrize("make", EXPLORERS, ids=lambda f: f.__name__)
+def test_headless_explorers_draw_one_static_figure(make):
+    figure = make()  # PYTEST_CURRENT_TEST is set: no live frontend
+    assert isinstance(figure, LiveFigure)
+    assert figure._repr_png_().startswith(b"\x89PNG")
+
+
+def _another(control):
+    options = getattr(control, "options", None)
+    if options:
+        return next(o for o in options if o != control.value)
+    return control.max if control.value != control.max else control.min
+
+
+@pytest.mark.parametrize("make", EXPLORERS, ids=lambda f: f.__name__)
+def test_moving_a_control_redraws_the_figure(make, monkeypatch):
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    monkeypatch.delenv("KIT_HEADLESS", raising=False)
+    explorer = make()
+    assert isinstance(explorer, explore.Explorer)
+    before, draws = bytes(explorer.image.value), explorer.draws
+    assert before.startswith(b"\x89PNG")
+    control = next(iter(explorer.controls.values()))
+    control.value = _another(control)
+    assert explorer.draws == draws + 1
+    assert bytes(explorer.image.value) != before
+
+
+def test_an_impossible_setting_is_drawn_as_its_error():
+    figure = explore.draw_sampler_plan(LiveFigure(), 6, 4)
+    assert "must be a multiple of num_generations" in figure.axes[0].texts[
+        0].get_text()
