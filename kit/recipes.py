@@ -132,13 +132,19 @@ def build_starting_policy(preset=None, path=None, seed=0):
     """Re-create the course's starting policy (what `train sft` saves).
 
     Training happens here, never in `load_policy`: `python -m kit train sft
-    --preset gpu --output-dir kit/policies/gpu` calls this.
+    --preset gpu --output-dir kit/policies/gpu` comes here too.
     """
     preset = check_preset(preset)
     path = Path(path or policy_path(preset))
     trainer = sft_trainer(preset, output_dir=path, seed=seed,
                           disable_tqdm=True)
     trainer.train()
+    save_starting_policy(trainer, preset, path)
+    return path
+
+
+def save_starting_policy(trainer, preset, path):
+    """Check the trained policy sits in BAND, then save it as it ships."""
     model, dtype = trainer.model, SHIP_DTYPE.get(preset, torch.float32)
     model.to(dtype).float()  # round now, so that we check what ships
     accuracy = greedy_accuracy(model, trainer.processing_class,
@@ -150,7 +156,6 @@ def build_starting_policy(preset=None, path=None, seed=0):
             f"the band {BAND}: change SFT[{preset!r}] or STOP_IN_BAND")
     model.to(dtype)
     save(trainer, path)
-    return path
 
 
 # ----------------------------------------------------------------------- DPO
@@ -266,5 +271,10 @@ def run(name, output_dir=None, save_steps=None, resume_from_checkpoint=None,
         kwargs["eval_on_start"] = False  # step 0 was evaluated the first time
     trainer = RECIPES[name](output_dir=output_dir, **kwargs)
     trainer.train(resume_from_checkpoint=resume_from_checkpoint)
-    save(trainer, output_dir, METRICS[name])
+    if name == "sft" and kwargs.get("max_steps") is None:
+        # the course's own recipe: a starting policy, checked and shipped
+        save_starting_policy(trainer, check_preset(kwargs.get("preset")),
+                             output_dir)
+    else:
+        save(trainer, output_dir, METRICS[name])
     return trainer
