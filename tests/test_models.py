@@ -84,6 +84,25 @@ def test_loading_does_not_train(monkeypatch, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_gpu_starting_policy_ships_and_sits_in_the_band():
+    """The same eval its recipe stops on: all 1000 held-out sums, greedy."""
+    from kit.recipes import BAND
+    model, tokenizer = models.load_policy(preset="gpu")
+    assert model.dtype == torch.float32  # shipped as float16, trained in 32
+    assert model.num_parameters() == models.tiny_model("gpu").num_parameters()
+    accuracy = models.greedy_accuracy(model, tokenizer,
+                                      tasks.prompt_dataset("test"))
+    assert BAND[0] <= accuracy <= BAND[1]
+    # the run that made it stopped at its first evaluation inside the band
+    import json
+    history = json.loads((models.policy_path("gpu") / "log_history.json")
+                         .read_text())
+    evals = [h["held_out_accuracy"] for h in history
+             if "held_out_accuracy" in h]
+    assert BAND[0] <= evals[-1] <= BAND[1]
+    assert all(a < BAND[0] for a in evals[:-1])
+
+
 def test_complete_returns_one_string_per_prompt(policy):
     model, tokenizer = policy
     completions = models.complete(model, tokenizer, ["01+01=", "10+20="])
