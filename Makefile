@@ -10,7 +10,7 @@ TORCH ?= torch>=2.6,<2.14
 # Tests and graded runs never touch the network.
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 
-.PHONY: setup lab test unit notebooks build clean
+.PHONY: setup lab test unit notebooks build clean gpu-check gpu-wheels
 
 setup: $(VENV)/.ready
 
@@ -54,3 +54,38 @@ build: setup
 
 clean:
 	rm -rf $(VENV) runs
+
+# ------------------------------------------------------------ the GPU check
+# `make gpu-wheels` (here, online) fills wheels/gpu with what an offline GPU
+# box lacks; `make gpu-check` (there) installs them into that box's own
+# python, next to its torch, and runs kit.gpucheck (see its docstring).
+# The box has Python 3.12, torch, transformers 5.17, accelerate, matplotlib.
+GPU_PYTHON ?= python3
+GPU_WHEELS := wheels/gpu
+GPU_WHEELS_MIB ?= 64
+GPU_PLATFORM := --only-binary=:all: --python-version 3.12 --implementation cp \
+	--abi cp312 --platform manylinux2014_x86_64 \
+	--platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64
+# Already on the box (torch's, transformers 5.17's, accelerate's and
+# matplotlib's dependencies): not downloaded again.
+GPU_BOX_HAS := torch nvidia_* triton numpy pyyaml packaging tqdm filelock \
+	typing_extensions sympy mpmath networkx jinja2 markupsafe setuptools \
+	tokenizers safetensors regex hf_xet httpx httpcore h11 anyio idna \
+	certifi sniffio click typer rich shellingham pygments markdown_it_py \
+	mdurl annotated_doc pydantic pydantic_core typing_inspection \
+	annotated_types psutil pillow contourpy cycler fonttools kiwisolver \
+	pyparsing python_dateutil six
+
+gpu-wheels:
+	rm -rf $(GPU_WHEELS) && mkdir -p $(GPU_WHEELS)
+	$(PYTHON) -m pip download --quiet --no-cache-dir $(GPU_PLATFORM) \
+		-d $(GPU_WHEELS) -r tools/gpu-requirements.txt
+	cd $(GPU_WHEELS) && rm -f $(addsuffix -*.whl,$(GPU_BOX_HAS))
+	$(PYTHON) -m kit.gpucheck --wheels $(GPU_WHEELS) --max-mib $(GPU_WHEELS_MIB)
+
+# Without CUDA: one line, exit 2, in the seconds it takes to import torch.
+gpu-check:
+	$(if $(shell $(GPU_PYTHON) -c "import torch; print(torch.cuda.is_available())" 2>/dev/null | grep -x True),,$(error a GPU is needed: no CUDA device for $(GPU_PYTHON), so nothing ran))
+	$(GPU_PYTHON) -m pip install --quiet --no-index \
+		--find-links $(GPU_WHEELS) -r tools/gpu-requirements.txt
+	$(OFFLINE) PYTHONPATH=$(CURDIR) $(GPU_PYTHON) -m kit.gpucheck

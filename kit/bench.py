@@ -15,6 +15,7 @@ launches) - most of the cost for a model this small, but not all of it.
 
 import json
 import statistics
+import sys
 import tempfile
 from pathlib import Path
 
@@ -52,6 +53,10 @@ def run(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, seed=0):
     Returns:
         One dict per k with the keys in `KEYS`; timings are medians.
     """
+    for name, value in (("repeats", repeats), ("steps", steps),
+                        *(("k", k) for k in ks)):
+        if value < 1:
+            raise ValueError(f"bench: {name} must be 1 or more, got {value}")
     # Untimed warm-up: the first run pays one-off costs (imports, loading
     # the policy from disk, allocator growth) that would land on k=ks[0].
     one_run(1, 2, preset, seed)
@@ -125,17 +130,25 @@ def plot(rows):
 
 def main(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, as_json=False,
          plot_path="runs/bench/bench.png"):
-    """Run the benchmark, print the table (or JSON), save the plot."""
+    """Run the benchmark, print the table (or JSON), save the plot.
+
+    The numbers are printed before the plot is saved: a plot that cannot be
+    written costs one line on stderr (exit 1), never the measurements.
+    """
     logging.disable_progress_bar()  # no "Loading weights" bar per run
     logging.set_verbosity_error()
     rows = run(ks, repeats, steps, preset)
+    print(json.dumps(rows) if as_json else table(rows), flush=True)
     plot_path = Path(plot_path)
-    plot_path.parent.mkdir(parents=True, exist_ok=True)
-    plot(rows).savefig(plot_path, dpi=100)
+    try:
+        plot_path.parent.mkdir(parents=True, exist_ok=True)
+        plot(rows).savefig(plot_path, dpi=100)
+    except OSError as error:
+        print(f"bench: could not save the plot to {plot_path} ({error}); "
+              f"give --plot a writable path", file=sys.stderr)
+        return 1
     if as_json:
-        print(json.dumps(rows))
         return 0
-    print(table(rows))
     print(f"plot saved to {plot_path}")
     by_k = {r["steps_per_generation"]: r for r in rows}
     base, top = by_k.get(1, by_k[min(by_k)]), by_k[max(by_k)]

@@ -2,17 +2,34 @@
 
 import argparse
 import sys
+from pathlib import Path
+
+
+def positive_int(text):
+    """argparse type: a whole number >= 1 (0 and -5 are refused)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def _train(args):
     from kit import recipes
+    output_dir = Path(args.output_dir or f"runs/{args.recipe}")
+    if output_dir.exists() and not output_dir.is_dir():
+        print(f"--output-dir {output_dir} is a file: give a folder (it is "
+              f"created if missing)", file=sys.stderr)
+        return 2
     extra = {}
     if args.steps_per_generation is not None:
         if args.recipe != "grpo":
             print("--steps-per-generation is for grpo", file=sys.stderr)
             return 2
         extra["steps_per_generation"] = args.steps_per_generation
-    trainer = recipes.run(args.recipe, output_dir=args.output_dir,
+    trainer = recipes.run(args.recipe, output_dir=output_dir,
                           preset=args.preset, seed=args.seed,
                           max_steps=args.max_steps, save_steps=args.save_steps,
                           resume_from_checkpoint=args.resume_from_checkpoint,
@@ -73,13 +90,14 @@ def parser():
     train.add_argument("recipe", choices=["sft", "dpo", "grpo"])
     train.add_argument("--preset", choices=["cpu", "gpu"], default=None,
                        help="model size (default: gpu with CUDA, else cpu)")
-    train.add_argument("--max-steps", type=int, default=None)
+    train.add_argument("--max-steps", type=positive_int, default=None)
     train.add_argument("--output-dir", default=None,
                        help="default: runs/RECIPE")
     train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--steps-per-generation", type=int, default=None,
+    train.add_argument("--steps-per-generation", type=positive_int,
+                       default=None,
                        help="grpo: optimizer steps served by one generate()")
-    train.add_argument("--save-steps", type=int, default=None,
+    train.add_argument("--save-steps", type=positive_int, default=None,
                        help="save a checkpoint every N optimizer steps")
     train.add_argument("--resume-from-checkpoint", default=None,
                        metavar="CHECKPOINT",
@@ -108,11 +126,12 @@ def parser():
 
     bench = commands.add_parser(
         "bench", help="time GRPO's generation at several steps_per_generation")
-    bench.add_argument("--k", type=int, nargs="+", default=[1, 2, 4, 8],
+    bench.add_argument("--k", type=positive_int, nargs="+",
+                       default=[1, 2, 4, 8],
                        help="steps_per_generation values (default 1 2 4 8)")
-    bench.add_argument("--repeats", type=int, default=5,
+    bench.add_argument("--repeats", type=positive_int, default=5,
                        help="timed runs per k; the table shows medians")
-    bench.add_argument("--steps", type=int, default=64,
+    bench.add_argument("--steps", type=positive_int, default=64,
                        help="optimizer steps per run")
     bench.add_argument("--preset", choices=["cpu", "gpu"], default=None)
     bench.add_argument("--json", action="store_true",

@@ -6,8 +6,10 @@ import socket
 import sys
 from importlib import metadata
 
-# package -> the oldest version the course is written for
-REQUIRED = {"torch": "2.6", "transformers": "5.0", "datasets": "3.0",
+# package -> the oldest version the course is written for. transformers 5.19
+# is the first with `Trainer.loss_is_scaled_for_ga`; before it the attribute
+# is silently ignored and notebook 01's gradient-accumulation demo is wrong.
+REQUIRED = {"torch": "2.6", "transformers": "5.19", "datasets": "3.0",
             "accelerate": "1.0", "matplotlib": "3.7", "ipywidgets": "7.7"}
 # jupyterlab: `make lab` brings it; Colab runs the notebooks without it
 OPTIONAL = ["jupyterlab", "nbval", "jupytext", "pytest", "trl"]

@@ -18,11 +18,9 @@ PRESETS = {
                 num_attention_heads=8, num_key_value_heads=8),
 }
 
-# The starting policy for the "cpu" preset ships with the kit (half a MB);
-# the larger "gpu" one is built on first use and cached here.
+# The starting policies of both presets ship with the kit: "cpu" (half a MB)
+# and "gpu" (8 MB, its weights stored as float16). `kit.recipes` makes them.
 SHIPPED_POLICIES = Path(__file__).parent / "policies"
-CACHE_DIR = Path(os.environ.get(
-    "KIT_CACHE", Path.home() / ".cache" / "inside-the-trainer"))
 
 
 def runs_dir():
@@ -59,13 +57,22 @@ def pick_device():
 
 
 def default_preset():
-    return "gpu" if torch.cuda.is_available() else "cpu"
+    """$KIT_PRESET if set, else "gpu" with CUDA, else "cpu"."""
+    return os.environ.get("KIT_PRESET") or (
+        "gpu" if torch.cuda.is_available() else "cpu")
 
 
 def check_preset(preset):
-    preset = preset or default_preset()
+    """The preset to use; KIT_PRESET wins over what the caller asks for.
+
+    `make gpu-check` sets KIT_PRESET=gpu to run every notebook, its "cpu"
+    calls included, on the "gpu" preset.
+    """
+    forced = os.environ.get("KIT_PRESET")
+    preset = forced or preset or default_preset()
     if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, "
+        where = "the environment variable KIT_PRESET" if forced else "preset"
+        raise ValueError(f"{where} must be one of {sorted(PRESETS)}, "
                          f"got {preset!r}")
     return preset
 
@@ -84,12 +91,14 @@ def tiny_model(preset=None, seed=0, tokenizer=None):
 
 
 def policy_path(preset=None):
-    """Where the starting policy of a preset lives (shipped or cached)."""
-    preset = check_preset(preset)
-    shipped = SHIPPED_POLICIES / preset
-    if (shipped / "config.json").exists():
-        return shipped
-    return CACHE_DIR / f"policy-{preset}"
+    """Where the starting policy of a preset ships."""
+    return SHIPPED_POLICIES / check_preset(preset)
+
+
+def _looks_like_a_path(name):
+    """'./runs/x', '/abs', '~/m', 'runs/x/' or 'a/b/c': not a Hub id."""
+    return (name.startswith((".", "/", "~")) or name.endswith("/")
+            or name.count("/") > 1 or os.sep != "/" and os.sep in name)
 
 
 def load_policy(name_or_path=None, preset=None):
@@ -102,12 +111,23 @@ def load_policy(name_or_path=None, preset=None):
         preset: which starting policy ("cpu" or "gpu") when name_or_path is
             None; defaults to the one that suits this machine.
     """
+    options = {}
     if name_or_path is None:
+        preset = check_preset(preset)
         name_or_path = policy_path(preset)
-        if not (Path(name_or_path) / "config.json").exists():
-            from kit.recipes import build_starting_policy  # avoids a cycle
-            build_starting_policy(check_preset(preset), name_or_path)
-    model = AutoModelForCausalLM.from_pretrained(name_or_path)
+        if not (name_or_path / "config.json").exists():
+            # Loading does not train: building is the recipe's job.
+            raise FileNotFoundError(
+                f"no {preset!r} starting policy in {name_or_path}: build it "
+                f"with `python -m kit train sft --preset {preset} "
+                f"--output-dir {name_or_path}`")
+        options["dtype"] = torch.float32  # "gpu" ships as float16
+    elif not Path(name_or_path).expanduser().exists() and _looks_like_a_path(
+            str(name_or_path)):
+        raise FileNotFoundError(
+            f"load_policy: the folder {name_or_path} does not exist; give "
+            f"an existing local folder or a Hub id like 'org/model'")
+    model = AutoModelForCausalLM.from_pretrained(name_or_path, **options)
     tokenizer = AutoTokenizer.from_pretrained(name_or_path)
     if tokenizer.pad_token is None:
         # Many Hub tokenizers have none; batching needs one, and eos is the
@@ -141,6 +161,6 @@ def greedy_accuracy(model, tokenizer, dataset, batch_size=256):
     for start in range(0, len(dataset), batch_size):
         rows = dataset[start:start + batch_size]
         completions = complete(model, tokenizer, rows["prompt"])
-        right += sum(c.strip() == a
+        right += sum(c.strip() == str(a).strip()  # ints match as text
                      for c, a in zip(completions, rows["answer"]))
     return right / len(dataset)

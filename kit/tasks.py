@@ -10,6 +10,8 @@ generation needs no padding. The answer is the plain sum ("42").
 
 import random
 import re
+import warnings
+from pathlib import Path
 
 from datasets import Dataset
 from tokenizers import (Regex, Tokenizer, decoders, models, pre_tokenizers,
@@ -109,7 +111,9 @@ def prompt_dataset(split="train", n=None, seed=0):
 
 def correctness_reward(prompts, completions, answer, **columns):
     """1.0 when the completion is exactly the right sum, else 0.0."""
-    return [float(c.strip() == a) for c, a in zip(completions, answer)]
+    # compared as text: an `answer` column of ints (42) must still match "42"
+    return [float(c.strip() == str(a).strip())
+            for c, a in zip(completions, answer)]
 
 
 _NUMBER = re.compile(r"\d{1,3}")
@@ -134,20 +138,63 @@ def last_number(text):
 
 def final_number_reward(prompts, completions, answer, **columns):
     """1.0 when the last number in the completion is the answer (GSM8K)."""
-    return [float(last_number(c) == a) for c, a in zip(completions, answer)]
+    return [float(last_number(c) == str(a).strip())
+            for c, a in zip(completions, answer)]
+
+
+# Local files are read by the builder of their type, as the Hub would.
+_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv",
+             ".parquet": "parquet"}
+
+
+def _load_rows(name_or_path, config, split):
+    """A Hub dataset, a local folder of data files, or one local file."""
+    from datasets import load_dataset
+    path = Path(name_or_path).expanduser()
+    if path.is_file():
+        if path.suffix not in _BUILDERS:
+            raise ValueError(
+                f"hub_prompt_dataset: cannot read {path.suffix or 'a file '}"
+                f" files; give one of {sorted(_BUILDERS)}")
+        return load_dataset(_BUILDERS[path.suffix], data_files=str(path),
+                            split="train")
+    if path.is_dir():  # its files name the splits; a Hub config means nothing
+        return load_dataset(str(path), split=split)
+    return load_dataset(name_or_path, config, split=split)
+
+
+_GSM8K_ANSWER = re.compile(r"####\s*(-?[\d,]*\.?\d+)\s*$")
+
+
+def _gsm8k_answer(text):
+    """'... #### 1,234' -> '1234'; None when no number follows ####."""
+    found = _GSM8K_ANSWER.search(str(text))
+    return found.group(1).replace(",", "") if found else None
 
 
 def hub_prompt_dataset(name_or_path="openai/gsm8k", config="main",
                        split="train", n=None, tokenizer=None):
     """A GSM8K-style dataset mapped to `prompt` / `answer`.
 
-    Works for the Hub's openai/gsm8k and for any local folder or file with
-    its columns: `question`, and `answer` ending in "#### <number>". With a
-    tokenizer that has a chat template (an instruct model), each prompt is
-    the question as a user turn, ready for the assistant to answer.
+    Works for the Hub's openai/gsm8k and for any local folder or file
+    (.jsonl, .json, .csv, .parquet) with its columns: `question`, and
+    `answer` ending in "#### <number>". Rows whose answer has no such number
+    could never be rewarded: they are skipped, with a warning that counts
+    them. With a tokenizer that has a chat template (an instruct model),
+    each prompt is the question as a user turn, ready for the assistant.
     """
-    from datasets import load_dataset
-    data = load_dataset(name_or_path, config, split=split)
+    data = _load_rows(name_or_path, config, split)
+    usable = data.filter(lambda row: _gsm8k_answer(row["answer"]) is not None)
+    if len(usable) < len(data):
+        warnings.warn(
+            f"hub_prompt_dataset: skipped {len(data) - len(usable)} of "
+            f"{len(data)} rows whose `answer` does not end in "
+            f"'#### <number>'", stacklevel=2)
+    if len(usable) == 0:
+        raise ValueError(
+            f"hub_prompt_dataset: no row of {name_or_path} has an `answer` "
+            f"ending in '#### <number>' (GSM8K's layout)")
+    data = usable
     if n is not None:
         data = data.select(range(min(n, len(data))))
     templated = tokenizer is not None and tokenizer.chat_template is not None
@@ -158,7 +205,6 @@ def hub_prompt_dataset(name_or_path="openai/gsm8k", config="main",
             question = tokenizer.apply_chat_template(
                 [{"role": "user", "content": question}], tokenize=False,
                 add_generation_prompt=True)
-        answer = row["answer"].split("####")[-1].strip().replace(",", "")
-        return {"prompt": question, "answer": answer}
+        return {"prompt": question, "answer": _gsm8k_answer(row["answer"])}
     mapped = data.map(to_prompt, remove_columns=data.column_names)
     return mapped.select_columns(["prompt", "answer"])

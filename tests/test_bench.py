@@ -78,3 +78,22 @@ def test_main_prints_the_table_and_the_saving(monkeypatch, capsys, tmp_path):
     assert bench.table(CANNED) in out
     assert str(tmp_path / "bench.png") in out
     assert "k=4 is 0.40 of k=1's" in out and "ideal 1/k of 0.250" in out
+
+
+def test_an_unwritable_plot_path_keeps_the_table(monkeypatch, capsys,
+                                                 tmp_path):
+    # the plot used to be saved first: a bad path lost every measurement
+    monkeypatch.setattr(bench, "run", lambda *args, **kwargs: CANNED)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    assert bench.main(plot_path=a_file / "bench.png") == 1
+    captured = capsys.readouterr()
+    assert bench.table(CANNED) in captured.out
+    assert len(captured.err.strip().splitlines()) == 1
+    assert "could not save the plot" in captured.err
+
+
+def test_zero_repeats_is_refused_before_any_run(monkeypatch):
+    monkeypatch.setattr(bench, "one_run", lambda *args: pytest.fail("ran"))
+    with pytest.raises(ValueError, match="repeats must be 1 or more"):
+        bench.run(repeats=0)

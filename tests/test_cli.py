@@ -4,7 +4,9 @@ import json
 import subprocess
 import sys
 
-from kit import doctor
+import pytest
+
+from kit import cli, doctor
 
 
 def kit(*args, cwd=None):
@@ -50,3 +52,50 @@ def test_train_sft_saves_model_and_log_history(tmp_path):
 def test_train_rejects_unknown_recipes_and_presets():
     assert kit("train", "ppo").returncode == 2
     assert kit("train", "sft", "--preset", "tpu").returncode == 2
+
+
+def test_doctor_needs_the_transformers_with_loss_is_scaled_for_ga(
+        monkeypatch, capsys):
+    # 5.18 silently ignores Trainer.loss_is_scaled_for_ga (5.19 added it)
+    installed = doctor._installed
+    monkeypatch.setattr(doctor, "_installed", lambda package: "5.18.0"
+                        if package == "transformers" else installed(package))
+    assert doctor.main() == 1
+    captured = capsys.readouterr()
+    assert ("transformers 5.18.0 is too old, the course needs >= 5.19"
+            in captured.err)
+    assert "not ready" in captured.out
+
+
+def test_doctor_and_pyproject_share_the_transformers_floor():
+    import tomllib
+    from pathlib import Path
+    pyproject = Path(__file__).parents[1] / "pyproject.toml"
+    dependencies = tomllib.loads(pyproject.read_text())["project"][
+        "dependencies"]
+    assert f"transformers>={doctor.REQUIRED['transformers']}" in dependencies
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "sft", "--max-steps", "-5"], ["train", "sft", "--max-steps", "0"],
+    ["train", "grpo", "--save-steps", "0"],
+    ["train", "grpo", "--steps-per-generation", "0"],
+    ["bench", "--repeats", "0"], ["bench", "--steps", "-1"],
+    ["bench", "--k", "1", "0"]])
+def test_counts_below_one_are_refused_before_anything_runs(argv, capsys):
+    # --max-steps -5 once planned 6744 steps, and 0 trained one
+    with pytest.raises(SystemExit) as exit_:
+        cli.parser().parse_args(argv)
+    assert exit_.value.code == 2
+    assert "must be 1 or more" in capsys.readouterr().err
+
+
+def test_train_into_a_file_is_one_line_not_a_traceback(tmp_path):
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("not a folder")
+    result = kit("train", "sft", "--max-steps", "1", "--output-dir",
+                 str(a_file))
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"--output-dir {a_file} is a file: give a folder (it is created "
+        f"if missing)")

@@ -28,6 +28,36 @@ def test_a_gsm8k_style_dataset_maps_to_prompt_and_answer(gsm8k_folder):
     assert data[0]["prompt"].startswith("Tom has 3 apples")
 
 
+def test_a_local_jsonl_file_works_as_the_docstring_says(gsm8k_folder):
+    data = tasks.hub_prompt_dataset(str(gsm8k_folder / "train.jsonl"))
+    assert list(data["answer"]) == ["7", "1234", "5"]
+
+
+def test_a_local_folder_works_with_the_default_config(gsm8k_folder):
+    # config="main" names a Hub config; a folder has none and once failed
+    data = tasks.hub_prompt_dataset(str(gsm8k_folder))
+    assert list(data["answer"]) == ["7", "1234", "5"]
+
+
+def test_rows_without_a_final_number_are_skipped_and_counted(tmp_path):
+    rows = [{"question": "Two plus two?", "answer": "2 + 2 = 4\n#### 4"},
+            {"question": "Why?", "answer": "because"},
+            {"question": "Which?", "answer": "#### "}]
+    path = tmp_path / "gsm8k.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows))
+    with pytest.warns(UserWarning, match="skipped 2 of 3 rows"):
+        data = tasks.hub_prompt_dataset(str(path))
+    assert list(data["answer"]) == ["4"]
+
+
+def test_a_dataset_with_no_usable_row_is_refused(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps({"question": "Why?", "answer": "because"}))
+    with pytest.warns(UserWarning), pytest.raises(
+            ValueError, match="no row .* '#### <number>'"):
+        tasks.hub_prompt_dataset(str(path))
+
+
 def test_an_instruct_tokenizer_gets_chat_formatted_prompts(gsm8k_folder):
     tokenizer = tasks.make_tokenizer()
     tokenizer.chat_template = ("{% for m in messages %}<|{{ m.role }}|>"

@@ -66,6 +66,43 @@ def test_load_policy_gives_a_pad_token_when_the_tokenizer_has_none(tmp_path):
     assert loaded.pad_token == loaded.eos_token
 
 
+@pytest.mark.parametrize("name", ["./runs/typo", "runs/typo/",
+                                  "/no/such/folder"])
+def test_load_policy_says_a_missing_folder_does_not_exist(name):
+    # once: "Repo id must be in the form 'repo_name' or 'namespace/...'"
+    with pytest.raises(FileNotFoundError, match=f"folder {name} does not "
+                                                "exist"):
+        models.load_policy(name)
+
+
+def test_loading_does_not_train(monkeypatch, tmp_path):
+    """A missing starting policy is an error naming the build, not a build."""
+    monkeypatch.setattr(models, "SHIPPED_POLICIES", tmp_path)
+    with pytest.raises(FileNotFoundError,
+                       match="python -m kit train sft --preset gpu"):
+        models.load_policy(preset="gpu")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_gpu_starting_policy_ships_and_sits_in_the_band():
+    """The same eval its recipe stops on: all 1000 held-out sums, greedy."""
+    from kit.recipes import BAND
+    model, tokenizer = models.load_policy(preset="gpu")
+    assert model.dtype == torch.float32  # shipped as float16, trained in 32
+    assert model.num_parameters() == models.tiny_model("gpu").num_parameters()
+    accuracy = models.greedy_accuracy(model, tokenizer,
+                                      tasks.prompt_dataset("test"))
+    assert BAND[0] <= accuracy <= BAND[1]
+    # the run that made it stopped at its first evaluation inside the band
+    import json
+    history = json.loads((models.policy_path("gpu") / "log_history.json")
+                         .read_text())
+    evals = [h["held_out_accuracy"] for h in history
+             if "held_out_accuracy" in h]
+    assert BAND[0] <= evals[-1] <= BAND[1]
+    assert all(a < BAND[0] for a in evals[:-1])
+
+
 def test_complete_returns_one_string_per_prompt(policy):
     model, tokenizer = policy
     completions = models.complete(model, tokenizer, ["01+01=", "10+20="])
@@ -83,3 +120,12 @@ def test_the_starting_policy_is_reproducible_from_the_repo(tmp_path, policy):
     assert 0.3 <= again <= 0.6
     # Bit-exact on the machine that built it; other CPUs round differently.
     assert abs(again - shipped) < 0.1
+
+
+def test_kit_preset_runs_everything_on_one_preset(monkeypatch):
+    monkeypatch.setenv("KIT_PRESET", "gpu")
+    assert models.check_preset("cpu") == "gpu"  # what make gpu-check needs
+    assert models.default_preset() == "gpu"
+    monkeypatch.setenv("KIT_PRESET", "tpu")
+    with pytest.raises(ValueError, match="KIT_PRESET must be one of"):
+        models.check_preset(None)

@@ -83,3 +83,22 @@ def test_format_reward():
     rewards = tasks.format_reward(
         ["p"] * 5, ["42", "4+2", "", "1234", "7"])
     assert rewards == [1.0, 0.0, 0.0, 0.0, 1.0]
+
+
+def test_correctness_reward_compares_int_answers_as_text():
+    # An `answer` column of ints (a dataset read from CSV, say) once scored
+    # every completion 0.0.
+    assert tasks.correctness_reward(["01+41=", "03+04="], ["42", " 8"],
+                                    answer=[42, 7]) == [1.0, 0.0]
+
+
+def test_greedy_accuracy_matches_int_answers(policy):
+    from datasets import Dataset
+    from kit.models import greedy_accuracy
+    held_out = tasks.prompt_dataset("test", n=50)
+    as_ints = Dataset.from_dict({"prompt": held_out["prompt"],
+                                 "answer": [int(a) for a in
+                                            held_out["answer"]]})
+    accuracy = greedy_accuracy(*policy, held_out)
+    assert accuracy > 0
+    assert greedy_accuracy(*policy, as_ints) == accuracy
