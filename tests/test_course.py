@@ -137,7 +137,7 @@ def test_every_checked_exercise_is_registered_for_its_notebook(path):
 
 def test_every_exercise_has_hints_and_a_solution():
     for exercise in EXERCISES.values():
-        assert exercise.hints and exercise.reference is not None
+        assert exercise.hints and exercise.solution is not None
         assert 1 <= exercise.stars <= 3
 
 
