@@ -87,9 +87,10 @@ def _dpo_setup(trainer_class, pairs=6):
 
 def _logged(trainer):
     """The metrics compute_loss recorded for the logs: {name: tensor}."""
-    lists = trainer._metric_lists()
-    return {name: torch.tensor(values) for mode in ("train", "eval")
-            for name, values in lists[mode].items()}
+    sums = trainer._metric_sums()  # {mode: {name: [sum, count]}}
+    return {name: torch.tensor([total / count])
+            for mode in ("train", "eval")
+            for name, (total, count) in sums[mode].items()}
 
 
 def _compute(trainer, batch, **options):
