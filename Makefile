@@ -37,17 +37,16 @@ LAB_ROOT ?= notebooks
 lab: setup
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(LAB_FLAGS) $(LAB_ARGS)
 
-test: unit notebooks
+# Four suites, two at a time, one torch thread each; the last line says how
+# long each took (tools/run_tests.py says why).
+test: setup
+	$(PY) tools/run_tests.py
 
 unit: setup
-	$(OFFLINE) $(PY) -m pytest tests
+	$(PY) tools/run_tests.py unit training browser
 
-# nbval runs every notebook top to bottom: solutions must pass every checker
-# (KIT_STRICT=1 turns a failed check into an error), learner copies must run
-# with their stubs untouched.
 notebooks: setup
-	$(OFFLINE) KIT_STRICT=1 $(PY) -m pytest --nbval-lax notebooks/solutions
-	$(OFFLINE) $(PY) -m pytest --nbval-lax notebooks/*.ipynb
+	$(PY) tools/run_tests.py solutions learners
 
 build: setup
 	$(PY) -m kit build
@@ -76,16 +75,22 @@ GPU_BOX_HAS := torch nvidia_* triton numpy pyyaml packaging tqdm filelock \
 	annotated_types psutil pillow contourpy cycler fonttools kiwisolver \
 	pyparsing python_dateutil six
 
+# The downloads are packed into one archive, wheels/gpu/wheels.tar.xz:
+# the wheels themselves add up to more than the box's 64 MiB.
 gpu-wheels:
-	rm -rf $(GPU_WHEELS) && mkdir -p $(GPU_WHEELS)
+	rm -rf wheels/download $(GPU_WHEELS) && mkdir -p wheels/download
 	$(PYTHON) -m pip download --quiet --no-cache-dir $(GPU_PLATFORM) \
-		-d $(GPU_WHEELS) -r tools/gpu-requirements.txt
-	cd $(GPU_WHEELS) && rm -f $(addsuffix -*.whl,$(GPU_BOX_HAS))
-	$(PYTHON) -m kit.gpucheck --wheels $(GPU_WHEELS) --max-mib $(GPU_WHEELS_MIB)
+		-d wheels/download -r tools/gpu-requirements.txt
+	cd wheels/download && rm -f $(addsuffix -*.whl,$(GPU_BOX_HAS))
+	$(PYTHON) -m kit.gpucheck --pack wheels/download $(GPU_WHEELS) \
+		--max-mib $(GPU_WHEELS_MIB)
+	rm -rf wheels/download
 
 # Without CUDA: one line, exit 2, in the seconds it takes to import torch.
 gpu-check:
 	$(if $(shell $(GPU_PYTHON) -c "import torch; print(torch.cuda.is_available())" 2>/dev/null | grep -x True),,$(error a GPU is needed: no CUDA device for $(GPU_PYTHON), so nothing ran))
+	rm -rf wheels/unpacked
+	$(GPU_PYTHON) -m kit.gpucheck --unpack $(GPU_WHEELS) wheels/unpacked
 	$(GPU_PYTHON) -m pip install --quiet --no-index \
-		--find-links $(GPU_WHEELS) -r tools/gpu-requirements.txt
+		--find-links wheels/unpacked -r tools/gpu-requirements.txt
 	$(OFFLINE) PYTHONPATH=$(CURDIR) $(GPU_PYTHON) -m kit.gpucheck

@@ -17,12 +17,14 @@ def positive_int(text):
 
 
 def _train(args):
-    from kit import recipes
     output_dir = Path(args.output_dir or f"runs/{args.recipe}")
     if output_dir.exists() and not output_dir.is_dir():
         print(f"--output-dir {output_dir} is a file: give a folder (it is "
               f"created if missing)", file=sys.stderr)
         return 2
+    from kit import recipes  # after the checks: refusing takes no time
+    from kit.models import one_cpu_thread
+    one_cpu_thread()  # its docstring says why
     extra = {}
     if args.steps_per_generation is not None:
         if args.recipe != "grpo":

@@ -129,3 +129,20 @@ def test_kit_preset_runs_everything_on_one_preset(monkeypatch):
     monkeypatch.setenv("KIT_PRESET", "tpu")
     with pytest.raises(ValueError, match="KIT_PRESET must be one of"):
         models.check_preset(None)
+
+
+def test_notebooks_and_train_keep_torch_to_one_thread_on_the_toy_world(
+        monkeypatch):
+    """Two threads on a shared 2-core laptop ran 150 steps in 80 s, not 3."""
+    from kit.course import setup_notebook
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        monkeypatch.setenv("KIT_PRESET", "gpu")  # a real model: leave it be
+        models.one_cpu_thread()
+        assert torch.get_num_threads() == 2
+        monkeypatch.setenv("KIT_PRESET", "cpu")
+        setup_notebook()
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

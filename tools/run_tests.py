@@ -1,0 +1,92 @@
+"""`make test`: the test suites side by side, then one line of timings.
+
+Each suite is its own pytest process. The suites run `--jobs` at a time
+(2 by default: one per core of the machines we test on), the longest
+first, each taking the next free place, so the two places end close
+together. Each process keeps torch to one thread
+(OMP_NUM_THREADS=1): two threads a process on a shared core wait on each
+other at every op and run up to 25 times slower (see
+kit.models.one_cpu_thread). A suite's output is printed whole when it
+ends, so suites never interleave. The exit code is 1 if any suite failed.
+
+    python tools/run_tests.py                 # every suite
+    python tools/run_tests.py unit browser    # some of them
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PYTEST = [sys.executable, "-m", "pytest"]
+# Test files run as suites of their own, beside the rest of tests/: the
+# browser test, and the slowest trainings (two processes, resumed runs).
+BROWSER = ["tests/test_browser.py"]
+TRAINING = ["tests/test_multiprocess.py", "tests/test_resume.py"]
+# name -> (what it is, command, extra environment); longest first
+SUITES = {
+    "unit": ("unit tests", PYTEST + ["tests"] + [
+        f"--ignore={path}" for path in BROWSER + TRAINING], {}),
+    # solutions must pass every checker: KIT_STRICT=1 turns a failed
+    # check into an error; learner copies must run with stubs untouched
+    "solutions": ("solution notebooks",
+                  PYTEST + ["--nbval-lax", "notebooks/solutions"],
+                  {"KIT_STRICT": "1"}),
+    "training": ("multi-process and resume tests", PYTEST + TRAINING, {}),
+    "learners": ("learner notebooks", PYTEST + ["--nbval-lax"]
+                 + sorted(str(path.relative_to(ROOT)) for path in
+                          ROOT.glob("notebooks/*.ipynb")), {}),
+    "browser": ("browser test", PYTEST + BROWSER, {}),
+}
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "TRANSFORMERS_OFFLINE": "1"}
+
+
+def run_suite(name):
+    """Run one suite; (name, seconds, exit code, its output)."""
+    _, command, extra = SUITES[name]
+    env = {**os.environ, **OFFLINE, "OMP_NUM_THREADS": "1", **extra}
+    start = time.monotonic()
+    with tempfile.TemporaryFile("w+") as log:
+        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT,
+                               env=env, cwd=ROOT)
+        log.seek(0)
+        output = log.read()
+    return name, time.monotonic() - start, code, output
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="*", metavar="SUITE",
+                        help=f"some of {', '.join(SUITES)} (default: all)")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="suites at a time (default 2)")
+    args = parser.parse_args(argv)
+    suites = args.suites or list(SUITES)
+    unknown = sorted(set(suites) - set(SUITES))
+    if unknown:
+        parser.error(f"no suite {unknown[0]!r}: pick from {list(SUITES)}")
+    print(f"make test: {', '.join(suites)}, {args.jobs} at a time",
+          flush=True)
+    start, results = time.monotonic(), []
+    with ThreadPoolExecutor(args.jobs) as pool:
+        for name, seconds, code, output in pool.map(run_suite, suites):
+            what = SUITES[name][0]
+            print(f"\n{'=' * 25} {what}: {seconds:.0f} s {'=' * 25}\n"
+                  f"{output}", flush=True)
+            results.append((what, seconds, code))
+    times = ", ".join(f"{what} {seconds:.0f} s"
+                      f"{'' if code == 0 else ' FAILED'}"
+                      for what, seconds, code in results)
+    print(f"\nmake test: {times}; {time.monotonic() - start:.0f} s in all")
+    return 1 if any(code for _, _, code in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
