@@ -70,11 +70,16 @@ def format_prompt(a, b):
     return f"{a:02d}+{b:02d}="
 
 
-def wrong_answer(a, b, rng):
-    """A plausible mistake: off by one, or by ten (a carry gone wrong)."""
+def near_misses(a, b):
+    """Plausible mistakes: off by one, or by ten (a carry gone wrong)."""
     right = a + b
     candidates = [right + d for d in (-11, -10, -9, -1, 1, 9, 10, 11)]
-    return str(rng.choice([c for c in candidates if c >= 0]))
+    return [str(c) for c in candidates if c >= 0]
+
+
+def wrong_answer(a, b, rng):
+    """One near miss of a + b, drawn with `rng`."""
+    return rng.choice(near_misses(a, b))
 
 
 def sft_dataset(split="train", n=None, seed=0):
@@ -86,9 +91,23 @@ def sft_dataset(split="train", n=None, seed=0):
     })
 
 
-def preference_dataset(split="train", n=None, seed=0):
-    """`prompt` / `chosen` / `rejected`: the right sum against a near miss."""
+def preference_dataset(split="train", n=None, seed=0,
+                       every_near_miss=False):
+    """`prompt` / `chosen` / `rejected`: the right sum against a near miss.
+
+    One random near miss per sum; with every_near_miss=True, one row per
+    near miss instead (up to 8 rows per sum), so that each sum's every
+    plausible slip is pushed down, not just one of them.
+    """
     pairs = _sample(split, n, seed)
+    if every_near_miss:
+        rows = [(a, b, wrong) for a, b in pairs
+                for wrong in near_misses(a, b)]
+        return Dataset.from_dict({
+            "prompt": [format_prompt(a, b) for a, b, _ in rows],
+            "chosen": [str(a + b) for a, b, _ in rows],
+            "rejected": [wrong for _, _, wrong in rows],
+        })
     rng = random.Random(seed + 1)
     return Dataset.from_dict({
         "prompt": [format_prompt(a, b) for a, b in pairs],

@@ -67,6 +67,21 @@ def test_rejected_answers_are_plausible_mistakes():
         assert abs(int(row["rejected"]) - int(row["chosen"])) in (1, 9, 10, 11)
 
 
+def test_every_near_miss_gives_one_row_per_mistake():
+    one = tasks.preference_dataset("train", n=50)
+    every = tasks.preference_dataset("train", n=50, every_near_miss=True)
+    assert set(every["prompt"]) == set(one["prompt"])  # the same sums
+    for prompt in one["prompt"]:
+        a, b = map(int, prompt.rstrip("=").split("+"))
+        misses = sorted(int(row["rejected"]) - (a + b) for row in every
+                        if row["prompt"] == prompt)
+        # each near miss once; only those below 0 are left out
+        assert misses == [d for d in (-11, -10, -9, -1, 1, 9, 10, 11)
+                          if a + b + d >= 0]
+    assert tasks.preference_dataset("train", n=50, every_near_miss=True,
+                                    seed=1)[:] != every[:]  # seeded
+
+
 def test_unknown_split_is_refused():
     with pytest.raises(ValueError, match="split"):
         tasks.sft_dataset("validation")

@@ -6,7 +6,7 @@
 # snippet (★★); and write DPO's whole `compute_loss` (★★★) — then watch it
 # make the starting policy prefer right sums to near misses.
 #
-# **Time:** 30–40 minutes; the cells run in about 30 seconds on two CPU
+# **Time:** 30–40 minutes; the cells run in about 45 seconds on two CPU
 # cores.
 
 # %%
@@ -189,8 +189,9 @@ check("dpo_compute_loss", MyDPOTrainer)
 # %% [markdown]
 # ## Train it
 #
-# From the starting policy, on right-against-near-miss sums (β = 0.5, 400
-# steps — `python -m kit train dpo` runs the same configuration). The
+# From the starting policy, each training sum against every one of its
+# near misses (β = 1, 700 steps, the learning rate decaying to 0 —
+# `python -m kit train dpo` runs the same configuration). The
 # middle panel shows `rewards/margins` climbing and `rewards/accuracies` —
 # how often the policy now prefers the right answer more than the reference
 # did — on the training batches (line) and on held-out sums (dots).
@@ -227,8 +228,9 @@ print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
 # The snippet "trains, and it is wrong". See for yourself: the same trainer,
 # data, β = 0.5 and budget twice — 60 steps from the starting policy —
 # once with the paper's loss, once with the snippet's. Only `loss_fn`, the
-# function `DPOTrainer.compute_loss` calls, differs. (These runs use the
-# kit's trainer, so they work even if exercise 4 is not done.)
+# function `DPOTrainer.compute_loss` calls, differs. (β = 0.5, not the
+# recipe's 1: at β = 1 the misplaced bracket changes nothing. These runs
+# use the kit's trainer, so they work even if exercise 4 is not done.)
 
 # %%
 from kit import losses
@@ -247,7 +249,7 @@ BUDGET = 60  # steps, for both
 runs = {}
 for name, loss_fn in (("paper", losses.dpo_loss), ("snippet", snippet_loss)):
     side = recipes.dpo_trainer(
-        "cpu", output_dir=f"runs/03_{name}", max_steps=BUDGET,
+        "cpu", output_dir=f"runs/03_{name}", max_steps=BUDGET, beta=0.5,
         eval_steps=BUDGET // 2, callbacks=[LivePlotCallback(
             ("rewards/margins", "rewards/accuracies"), title=name)])
     side.loss_fn = loss_fn
