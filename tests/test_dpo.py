@@ -50,9 +50,10 @@ def test_sequence_logps_by_hand():
 
 def test_sequence_logps_ignores_padding_and_prompt(moved_policy):
     model, _, tokenizer = moved_policy
-    collate = PreferenceTokenizer(tokenizer, 64).collate
-    row = PreferenceTokenizer(tokenizer, 64).row(
-        {"prompt": "12+34=", "chosen": "46", "rejected": "100"}, 0, "test")
+    preferences = PreferenceTokenizer(tokenizer, 64)
+    collate = preferences.collate
+    row = preferences.dataset(Dataset.from_list(
+        [{"prompt": "12+34=", "chosen": "46", "rejected": "100"}]), "test")[0]
     batch = collate([row])  # chosen is padded to the rejected's length
     logits = model(input_ids=batch["input_ids"],
                    attention_mask=batch["attention_mask"]).logits

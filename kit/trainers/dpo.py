@@ -132,30 +132,43 @@ class PreferenceTokenizer:
 
     def dataset(self, dataset, name):
         check_dataset(name, dataset, COLUMNS, "DPO", "preference rows")
-        dataset = dataset.map(self.row, with_indices=True,
+        # batched: one tokenizer call per thousand rows, not three per row
+        dataset = dataset.map(self.rows, batched=True, with_indices=True,
                               fn_kwargs={"name": name})
         self.check_cuts(name, dataset)
         return dataset.remove_columns(["cut", "cut_equal"])
 
-    def row(self, example, index, name):
-        prompt = self.tokenizer(example["prompt"])["input_ids"]
-        check_prompt_length(name, index, len(prompt), self.max_length,
-                            "DPOConfig.max_length", room=1)  # 1 answer token
-        room = self.max_length - len(prompt)
-        def whole(text):  # the completion and its <eos>
-            ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-            return ids + [self.tokenizer.eos_token_id]
-        chosen, rejected = whole(example["chosen"]), whole(example["rejected"])
-        cut = len(chosen) > room or len(rejected) > room
-        return {"prompt_ids": prompt,
-                "chosen_ids": chosen[:room], "rejected_ids": rejected[:room],
-                # cutting to fit can leave the two the same: nothing to learn
-                "cut": cut,
-                "cut_equal": cut and chosen[:room] == rejected[:room]}
+    def rows(self, batch, indices, name):
+        def encode(texts, **kwargs):
+            return self.tokenizer(texts, return_attention_mask=False,
+                                  **kwargs)["input_ids"]
+        prompts = encode(batch["prompt"])
+        eos = [self.tokenizer.eos_token_id]  # completions end with <eos>
+        chosen, rejected = (
+            [ids + eos for ids in encode(batch[column],
+                                         add_special_tokens=False)]
+            for column in ("chosen", "rejected"))
+        out = {key: [] for key in ("prompt_ids", "chosen_ids", "rejected_ids",
+                                   "cut", "cut_equal")}
+        for index, prompt, good, bad in zip(indices, prompts, chosen,
+                                            rejected):
+            check_prompt_length(name, index, len(prompt), self.max_length,
+                                "DPOConfig.max_length", room=1)  # 1 token
+            room = self.max_length - len(prompt)
+            cut = len(good) > room or len(bad) > room
+            out["prompt_ids"].append(prompt)
+            out["chosen_ids"].append(good[:room])
+            out["rejected_ids"].append(bad[:room])
+            out["cut"].append(cut)
+            # cutting to fit can leave the two the same: nothing to learn
+            out["cut_equal"].append(cut and good[:room] == bad[:room])
+        return out
 
     def check_cuts(self, name, dataset):
         """Refuse pairs the cut made equal; say how many were cut."""
-        cut, cut_equal = list(dataset["cut"]), list(dataset["cut_equal"])
+        columns = dataset.with_format("arrow")  # whole columns, at once
+        cut = columns["cut"].to_pylist()
+        cut_equal = columns["cut_equal"].to_pylist()
         cuts, equal = sum(cut), sum(cut_equal)
         if equal:
             raise ValueError(
