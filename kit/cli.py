@@ -23,8 +23,6 @@ def _train(args):
               f"created if missing)", file=sys.stderr)
         return 2
     from kit import recipes  # after the checks: refusing takes no time
-    from kit.models import one_cpu_thread
-    one_cpu_thread()  # its docstring says why
     extra = {}
     if args.steps_per_generation is not None:
         if args.recipe != "grpo":

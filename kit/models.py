@@ -57,13 +57,14 @@ def pick_device():
 
 
 def one_cpu_thread():
-    """On CPU with the toy world, let torch use a single thread.
+    """In a notebook on CPU with the toy world, torch gets a single thread.
 
-    The tiny models' ops are too small to share between threads: on 2
-    cores, 150 SFT steps took 2.5 s on two threads and 3.2 s on one. But
-    as soon as another program keeps a core busy (the browser drawing the
-    live plot, a second notebook) the two threads wait on each other at
-    every op, and the same steps took 80 s. One thread never does that.
+    Alone on 2 cores, two threads are faster (700 DPO steps: 20-25 s
+    against 32 s on one), so `python -m kit train` keeps them. But a
+    notebook shares the cores with JupyterLab and the browser drawing its
+    live plot, and two threads then wait on each other at every op: 150
+    SFT steps took 80 s instead of 3, and notebook 01 ran in 72 s in
+    JupyterLab instead of 20. One thread never does that.
     """
     if pick_device().type == "cpu" and default_preset() == "cpu":
         torch.set_num_threads(1)

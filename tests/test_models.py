@@ -131,9 +131,9 @@ def test_kit_preset_runs_everything_on_one_preset(monkeypatch):
         models.check_preset(None)
 
 
-def test_notebooks_and_train_keep_torch_to_one_thread_on_the_toy_world(
+def test_notebooks_keep_torch_to_one_thread_on_the_toy_world(
         monkeypatch):
-    """Two threads on a shared 2-core laptop ran 150 steps in 80 s, not 3."""
+    """Two threads beside a browser on 2 cores: 150 steps in 80 s, not 3."""
     from kit.course import setup_notebook
     before = torch.get_num_threads()
     try:
