@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from kit import tasks
 from kit.losses import group_advantages
 
 pytestmark = pytest.mark.multiprocess
@@ -89,7 +90,8 @@ def test_dpo_trains_in_two_processes(tmp_path):
            "--output-dir", str(tmp_path))
     history = json.loads((tmp_path / "log_history.json").read_text())
     assert (tmp_path / "model.safetensors").exists()
-    # 4 steps of 2 x 64 pairs over 9000 training pairs: twice one process's
-    batches_per_epoch = math.ceil(9000 / (2 * 64))
+    # 4 steps of 2 x 64 pairs over the training pairs: twice one process's
+    pairs = len(tasks.preference_dataset("train", every_near_miss=True))
+    batches_per_epoch = math.ceil(pairs / (2 * 64))
     assert history[-1]["epoch"] == pytest.approx(4 / batches_per_epoch)
     assert "eval_rewards/accuracies" in history[0]

@@ -140,8 +140,12 @@ class PreferenceTokenizer:
 
     def rows(self, batch, indices, name):
         def encode(texts, **kwargs):
-            return self.tokenizer(texts, return_attention_mask=False,
-                                  **kwargs)["input_ids"]
+            # each distinct text once: a prompt often has several pairs
+            distinct = list(dict.fromkeys(texts))
+            encoded = self.tokenizer(distinct, return_attention_mask=False,
+                                     **kwargs)["input_ids"]
+            ids = dict(zip(distinct, encoded))
+            return [ids[text] for text in texts]
         prompts = encode(batch["prompt"])
         eos = [self.tokenizer.eos_token_id]  # completions end with <eos>
         chosen, rejected = (
