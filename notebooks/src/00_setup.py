@@ -13,7 +13,7 @@
 # on (a character tokenizer, two-digit sums, tiny Llama models), and trace a
 # real `Trainer.train()` to see where it calls the methods you will override.
 #
-# **Time:** about 5 minutes to read; the cells run in about 15 seconds on two
+# **Time:** about 5 minutes to read; the cells run in about 10 seconds on two
 # CPU cores. No exercises yet.
 
 # %%

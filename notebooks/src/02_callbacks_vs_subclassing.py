@@ -6,7 +6,7 @@
 # sort eight realistic requests into "callback" or "subclass" (★★); and read
 # the live plot you have been watching, the course's own callback.
 #
-# **Time:** 15–20 minutes; the cells run in about 20 seconds on two CPU
+# **Time:** 15–20 minutes; the cells run in about 10 seconds on two CPU
 # cores.
 
 # %%

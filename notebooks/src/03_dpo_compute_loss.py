@@ -6,7 +6,7 @@
 # snippet (★★); and write DPO's whole `compute_loss` (★★★) — then watch it
 # make the starting policy prefer right sums to near misses.
 #
-# **Time:** 30–40 minutes; the cells run in about 45 seconds on two CPU
+# **Time:** 30–40 minutes; the cells run in about a minute on two CPU
 # cores.
 
 # %%

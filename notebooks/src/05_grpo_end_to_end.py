@@ -6,7 +6,7 @@
 # (★★★); and run GRPO from the starting policy until held-out accuracy
 # rises on the live plot.
 #
-# **Time:** 30–40 minutes; the cells run in about 25 seconds on two CPU
+# **Time:** 30–40 minutes; the cells run in about 20 seconds on two CPU
 # cores.
 
 # %%
