@@ -35,6 +35,7 @@ def _train(args):
                           resume_from_checkpoint=args.resume_from_checkpoint,
                           **extra)
     print(f"saved the model and log_history.json to {trainer.args.output_dir}")
+    trainer.accelerator.end_training()  # several processes: part cleanly
     return 0
 
 

@@ -77,3 +77,7 @@ def update_norm(trainer_class):
     "eval_reward": eval_reward, "greedy_accuracy": accuracy,
     "update_norm": {"Trainer": update_norm(Trainer),
                     "CausalLMTrainer": update_norm(CausalLMTrainer)}}))
+# Take the process group down before exiting, as accelerate asks: left to
+# interpreter exit, one rank once aborted ("terminate called without an
+# active exception") under load.
+trainer.accelerator.end_training()
