@@ -100,19 +100,14 @@ def preference_dataset(split="train", n=None, seed=0,
     plausible slip is pushed down, not just one of them.
     """
     pairs = _sample(split, n, seed)
-    if every_near_miss:
-        rows = [(a, b, wrong) for a, b in pairs
-                for wrong in near_misses(a, b)]
-        return Dataset.from_dict({
-            "prompt": [format_prompt(a, b) for a, b, _ in rows],
-            "chosen": [str(a + b) for a, b, _ in rows],
-            "rejected": [wrong for _, _, wrong in rows],
-        })
     rng = random.Random(seed + 1)
+    rows = [(a, b, wrong) for a, b in pairs
+            for wrong in (near_misses(a, b) if every_near_miss
+                          else [wrong_answer(a, b, rng)])]
     return Dataset.from_dict({
-        "prompt": [format_prompt(a, b) for a, b in pairs],
-        "chosen": [str(a + b) for a, b in pairs],
-        "rejected": [wrong_answer(a, b, rng) for a, b in pairs],
+        "prompt": [format_prompt(a, b) for a, b, _ in rows],
+        "chosen": [str(a + b) for a, b, _ in rows],
+        "rejected": [wrong for _, _, wrong in rows],
     })
 
 

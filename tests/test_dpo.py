@@ -261,6 +261,15 @@ def test_a_cut_that_makes_chosen_equal_rejected_is_refused(tmp_path,
         make(tmp_path, moved_policy, max_length=8)
 
 
+def test_a_pair_with_the_same_answer_twice_is_refused_before_training(
+        tmp_path, moved_policy):
+    data = pairs(["1+2=", "2+2=", "3+2="], ["3", "4", "5"], ["4", "4", "5"])
+    with pytest.raises(ValueError, match="train_dataset row 1: chosen and "
+                                         "rejected are both '4' \\(2 such "
+                                         "pairs\\).*drop those rows"):
+        make(tmp_path, moved_policy, data)
+
+
 def test_completions_that_are_not_text_are_refused_naming_the_row(
         tmp_path, moved_policy):
     data = pairs(["1+2="] * 3, ["3", "3", None], ["4"] * 3)

@@ -47,6 +47,12 @@ def test_an_unknown_suite_is_refused(suites, capsys):
     assert "no suite 'units'" in capsys.readouterr().err
 
 
+def test_no_suite_at_a_time_is_refused(suites, capsys):
+    with pytest.raises(SystemExit):
+        run_tests.main(["good", "--jobs", "0"])
+    assert "--jobs must be 1 or more, got 0" in capsys.readouterr().err
+
+
 def test_the_real_suites_cover_every_test_and_notebook():
     ran = [arg for _, command, _ in run_tests.SUITES.values()
            for arg in command[3:]]

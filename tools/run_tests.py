@@ -69,6 +69,8 @@ def main(argv=None):
                         help="suites at a time (default 2)")
     args = parser.parse_args(argv)
     suites = args.suites or list(SUITES)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be 1 or more, got {args.jobs}")
     unknown = sorted(set(suites) - set(SUITES))
     if unknown:
         parser.error(f"no suite {unknown[0]!r}: pick from {list(SUITES)}")

@@ -132,6 +132,7 @@ class PreferenceTokenizer:
 
     def dataset(self, dataset, name):
         check_dataset(name, dataset, COLUMNS, "DPO", "preference rows")
+        self.check_pairs_differ(name, dataset)
         # batched: one tokenizer call per thousand rows, not three per row
         dataset = dataset.map(self.rows, batched=True, with_indices=True,
                               fn_kwargs={"name": name})
@@ -167,6 +168,19 @@ class PreferenceTokenizer:
             # cutting to fit can leave the two the same: nothing to learn
             out["cut_equal"].append(cut and good[:room] == bad[:room])
         return out
+
+    def check_pairs_differ(self, name, dataset):
+        """A pair whose answers are the same text teaches nothing."""
+        columns = dataset.with_format("arrow")  # whole columns, at once
+        same = [chosen == rejected for chosen, rejected in zip(
+            columns["chosen"].to_pylist(), columns["rejected"].to_pylist())]
+        if any(same):
+            row = same.index(True)
+            raise ValueError(
+                f"{name} row {row}: chosen and rejected are both "
+                f"{dataset[row]['chosen']!r} ({sum(same)} such pairs): DPO "
+                "learns nothing from a pair without a difference; drop "
+                "those rows or give them a different rejected answer")
 
     def check_cuts(self, name, dataset):
         """Refuse pairs the cut made equal; say how many were cut."""
