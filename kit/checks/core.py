@@ -28,6 +28,10 @@ class Mistake:
     why: str  # one line: what is wrong
     hint: str  # how to fix it
     code: object
+    # the 1-based index of the exercise's `hints` rung that addresses this
+    # mistake's symptom: reading the ladder in order reaches it, and
+    # hint(id, 1) right after this mistake starts there
+    rung: int = None
 
 
 @dataclass
