@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 from transformers import (DataCollatorForSeq2Seq, PrinterCallback,
-                          ProgressCallback, Trainer, TrainerCallback,
+                          ProgressCallback, TrainerCallback,
                           TrainingArguments)
 from transformers.utils.notebook import NotebookProgressCallback
 
@@ -81,9 +81,14 @@ def sft_features(tokenizer):
 
 
 def sft_trainer(preset=None, output_dir="runs/sft", seed=0, max_steps=None,
-                model=None, tokenizer=None, trainer_class=Trainer,
+                model=None, tokenizer=None, trainer_class=None,
                 callbacks=None, **args):
-    """The stock Trainer fine-tuning a fresh tiny model on the sums."""
+    """A fresh tiny model fine-tuned on the sums with the stock loss.
+
+    By default with CausalLMTrainer: the stock loss written out (the same
+    weights, bit for bit), under the kit's checkpoint and nan checks.
+    """
+    from kit.trainers import CausalLMTrainer
     preset = check_preset(preset)
     tokenizer = tokenizer or tasks.make_tokenizer()
     model = model or tiny_model(preset, seed=seed, tokenizer=tokenizer)
@@ -98,7 +103,7 @@ def sft_trainer(preset=None, output_dir="runs/sft", seed=0, max_steps=None,
     if preset in STOP_IN_BAND and max_steps is None:
         callbacks.append(StopInBand(tokenizer, tasks.prompt_dataset("test"),
                                     **STOP_IN_BAND[preset]))
-    return trainer_class(
+    return (trainer_class or CausalLMTrainer)(
         model=model, processing_class=tokenizer,
         train_dataset=train.map(**features),
         eval_dataset=held_out.map(**features),  # used when eval_strategy asks

@@ -1,26 +1,46 @@
 """Checkpoints that say what made them, and resumes that check it.
 
 The Trainer resumes from any folder it is given: another trainer's, one
-with files missing, one made with a different batch layout. Each goes on
-quietly and ends somewhere else. So each checkpoint records its trainer and
-the settings that shape its batches, and a resume refuses a mismatch or a
-missing file, naming it, before any training time is spent.
+with files missing or cut short, one made with a different batch layout or
+another model. Each goes on quietly and ends somewhere else, or crashes
+after the weights were loaded. So each checkpoint records its trainer and
+the settings a resume must share, and a resume reads and checks every file
+first, refusing a mismatch or a broken file by name, before any weights are
+loaded or any training time is spent.
 """
 
 import json
 import os
+import pickle
+import zipfile
 
-from transformers.trainer import OPTIMIZER_NAME, SCHEDULER_NAME
+import torch
+from safetensors import SafetensorError, safe_open
+from transformers.trainer import (OPTIMIZER_NAME, SCHEDULER_NAME,
+                                  TRAINER_STATE_NAME)
+from transformers.trainer_utils import get_last_checkpoint
 
-METADATA = "kit_checkpoint.json"
+METADATA = "kit_checkpoint.json"  # written last: its presence means "whole"
+WEIGHTS = "model.safetensors"
+# The other ways a Trainer saves a model (sharded, .bin, adapters).
+OTHER_WEIGHTS = ("model.safetensors.index.json", "pytorch_model.bin",
+                 "pytorch_model.bin.index.json", "adapter_model.safetensors",
+                 "adapter_model.bin")
+# config.json keys that fix the model's shape: what a preset changes
+SHAPE = ("model_type", "vocab_size", "hidden_size", "intermediate_size",
+         "num_hidden_layers", "num_attention_heads", "num_key_value_heads")
 
 
 class CheckpointMixin:
     """Write `kit_checkpoint.json` with each checkpoint; check it on resume.
 
     A trainer lists in `checkpoint_settings()` the settings a resume must
-    share, and in `checkpoint_files()` any files of its own it saves.
+    share; one with state of its own names a `state_file` and returns that
+    state from `checkpoint_state()` (tensors, numbers, lists and dicts
+    only, so that loading it with weights_only cannot run code).
     """
+
+    state_file = None  # e.g. "grpo_state_{process}.pt", one per process
 
     def checkpoint_settings(self):
         """Settings that must not change between save and resume."""
@@ -31,50 +51,184 @@ class CheckpointMixin:
                 "gradient_accumulation_steps":
                     self.args.gradient_accumulation_steps}
 
-    def checkpoint_files(self):
-        """Files of this process that a resume cannot do without."""
-        return []
+    def checkpoint_state(self):
+        """This trainer's own state, saved in `state_file`."""
+        return {}
+
+    def load_checkpoint_state(self, state):
+        """Take back what `checkpoint_state()` returned."""
 
     def _save_checkpoint(self, model, trial):
         super()._save_checkpoint(model, trial)
-        if self.args.should_save:
-            with open(os.path.join(self._checkpoint_dir(trial), METADATA),
-                      "w") as file:
+        folder = self._checkpoint_dir(trial)
+        if self.state_file:
+            torch.save(self.checkpoint_state(),
+                       os.path.join(folder, self._state_file()))
+        if self.args.should_save:  # last: a checkpoint with it is whole
+            with open(os.path.join(folder, METADATA), "w") as file:
                 json.dump(self._checkpoint_metadata(), file, indent=1)
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
-        self.check_checkpoint(resume_from_checkpoint)
+        state = self.check_checkpoint(resume_from_checkpoint)
         super()._load_from_checkpoint(resume_from_checkpoint, model)
+        if self.state_file:
+            self.load_checkpoint_state(state)
 
     def check_checkpoint(self, folder):
-        """Refuse a checkpoint this trainer cannot resume exactly."""
+        """Refuse a checkpoint this trainer cannot resume exactly.
+
+        Every file is read and checked before any weights are loaded.
+        Returns the state saved in `state_file` (None without one).
+        """
+        folder = str(folder)
+        saved = self._read_metadata(folder)
+        self._check_maker(folder, saved)
+        self._check_files(folder)
+        self._check_model(folder)
+        return self._read_state(folder)
+
+    # ---------------------------------------------------------- the checks
+
+    def _read_metadata(self, folder):
+        """kit_checkpoint.json, or an error that says what the folder is."""
+        if not os.path.exists(folder):
+            refuse(folder, "there is no such folder: check the path (a "
+                           "checkpoint is a checkpoint-N folder inside the "
+                           "run's output folder)")
+        if not os.path.isdir(folder):
+            refuse(folder, "it is a file: give a checkpoint-N folder")
         path = os.path.join(folder, METADATA)
         if not os.path.isfile(path):
-            raise ValueError(
-                f"cannot resume from {folder}: it has no {METADATA}, so it "
-                f"was not saved by a kit trainer: start a new run, or resume "
-                f"from a checkpoint {type(self).__name__} saved")
-        with open(path) as file:
-            saved = json.load(file)
+            latest = get_last_checkpoint(folder)
+            if latest:
+                refuse(folder, "it is a run's folder, not one of its "
+                               "checkpoints: resume from its latest, "
+                               f"--resume-from-checkpoint {latest}")
+            if not os.path.isfile(os.path.join(folder, TRAINER_STATE_NAME)):
+                refuse(folder, f"it has neither {TRAINER_STATE_NAME} nor "
+                               f"{METADATA}, which are written last: saving "
+                               "it was cut short (or it is not a "
+                               "checkpoint): resume from an earlier "
+                               "checkpoint, or start a new run")
+            refuse(folder, f"it has no {METADATA}, so it was not saved by a "
+                           "kit trainer: start a new run, or resume from a "
+                           f"checkpoint {type(self).__name__} saved")
+        try:
+            with open(path) as file:
+                saved = json.load(file)
+        except (ValueError, UnicodeDecodeError) as error:
+            damaged(folder, METADATA, f"not JSON: {error}")
+        if not (isinstance(saved, dict) and isinstance(saved.get("trainer"),
+                                                       str)
+                and isinstance(saved.get("settings"), dict)):
+            damaged(folder, METADATA, "it lacks 'trainer' or 'settings'")
+        return saved
+
+    def _check_maker(self, folder, saved):
+        """The same kit trainer, with the same settings."""
         mine = self._checkpoint_metadata()
         if saved["trainer"] != mine["trainer"]:
-            raise ValueError(
-                f"cannot resume from {folder}: it was saved by "
-                f"{saved['trainer']}, and this is {mine['trainer']}: resume "
-                f"from a {mine['trainer']} checkpoint or start a new run")
+            refuse(folder, f"it was saved by {saved['trainer']}, and this is "
+                           f"{mine['trainer']}: resume from a "
+                           f"{mine['trainer']} checkpoint or start a new run")
         for name, value in mine["settings"].items():
-            if saved["settings"].get(name) != value:
-                raise ValueError(
-                    f"cannot resume from {folder}: it was saved with {name}="
-                    f"{saved['settings'].get(name)}, this run has {name}="
-                    f"{value}: resume with the same {name} or start a new run")
-        needed = self._rng_file(), OPTIMIZER_NAME, SCHEDULER_NAME
-        for name in (*needed, *self.checkpoint_files()):
+            if name not in saved["settings"]:
+                refuse(folder, f"it was saved by an older kit, which did not "
+                               f"record {name}: start a new run")
+            if saved["settings"][name] != value:
+                refuse(folder, f"it was saved with {name}="
+                               f"{saved['settings'][name]}, this run has "
+                               f"{name}={value}: resume with the same {name} "
+                               "or start a new run")
+
+    def _check_files(self, folder):
+        """Every file a resume reads is there and whole."""
+        state = (self._state_file(),) if self.state_file else ()
+        for name in (TRAINER_STATE_NAME, OPTIMIZER_NAME, SCHEDULER_NAME,
+                     self._rng_file(), *state):
             if not os.path.isfile(os.path.join(folder, name)):
-                raise ValueError(
-                    f"cannot resume from {folder}: {name} is missing, so the "
-                    "run would not continue as it was: copy the whole "
-                    "checkpoint folder, or start a new run")
+                refuse(folder, f"{name} is missing, so the run would not "
+                               "continue as it was: copy the whole "
+                               "checkpoint folder, or start a new run")
+        if not any(os.path.isfile(os.path.join(folder, name))
+                   for name in (WEIGHTS, *OTHER_WEIGHTS)):
+            refuse(folder, f"{WEIGHTS} is missing: copy the whole "
+                           "checkpoint folder, or start a new run")
+        try:
+            with open(os.path.join(folder, TRAINER_STATE_NAME)) as file:
+                json.load(file)
+        except (ValueError, UnicodeDecodeError) as error:
+            damaged(folder, TRAINER_STATE_NAME, f"not JSON: {error}")
+        for name in (OPTIMIZER_NAME, SCHEDULER_NAME, self._rng_file()):
+            # torch.save writes a zip whose directory is at the very end:
+            # a file cut short has none
+            try:
+                with zipfile.ZipFile(os.path.join(folder, name)) as archive:
+                    archive.namelist()
+            except (zipfile.BadZipFile, OSError) as error:
+                damaged(folder, name, str(error))
+
+    def _check_model(self, folder):
+        """The checkpoint's model has this run's model's shape."""
+        model = self.accelerator.unwrap_model(self.model)
+        config = os.path.join(folder, "config.json")
+        if os.path.isfile(config) and hasattr(model, "config"):
+            try:
+                with open(config) as file:
+                    theirs = json.load(file)
+            except (ValueError, UnicodeDecodeError) as error:
+                damaged(folder, "config.json", f"not JSON: {error}")
+            mine = model.config.to_dict()
+            for key in SHAPE:
+                if theirs.get(key) != mine.get(key):
+                    refuse(folder, f"its model has {key}={theirs.get(key)}, "
+                                   f"this run's model has {key}="
+                                   f"{mine.get(key)}: resume with the model "
+                                   "(and --preset) the checkpoint was "
+                                   "trained from, or start a new run")
+        weights = os.path.join(folder, WEIGHTS)
+        if not os.path.isfile(weights):
+            return  # another format: the Trainer checks it as it loads
+        shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+        try:
+            with safe_open(weights, "pt") as file:
+                for key in file.keys():
+                    shape = tuple(file.get_slice(key).get_shape())
+                    if key in shapes and shapes[key] != shape:
+                        refuse(folder, f"its {WEIGHTS} holds {key} of shape "
+                                       f"{shape}, this run's model "
+                                       f"{shapes[key]}: resume with the "
+                                       "model (and --preset) the checkpoint "
+                                       "was trained from, or start a new run")
+        except SafetensorError as error:
+            damaged(folder, WEIGHTS, str(error))
+
+    def _read_state(self, folder):
+        """The trainer's own state: tensors only, with the keys it saves."""
+        if not self.state_file:
+            return None
+        name = self._state_file()
+        try:  # weights_only: a checkpoint from elsewhere cannot run code
+            state = torch.load(os.path.join(folder, name),
+                               map_location=self.args.device,
+                               weights_only=True)
+        except pickle.UnpicklingError:
+            refuse(folder, f"{name} holds more than tensors and numbers, and "
+                           "loading it could run code, so it was not "
+                           "loaded: resume only from checkpoints the kit "
+                           "saved")
+        except (RuntimeError, EOFError, OSError) as error:
+            damaged(folder, name, str(error).splitlines()[0])
+        expected = sorted(self.checkpoint_state())
+        if not isinstance(state, dict) or sorted(state) != expected:
+            found = sorted(state) if isinstance(state, dict) else type(
+                state).__name__
+            refuse(folder, f"{name} holds {found}, not {expected}: it was "
+                           f"not saved by {type(self).__name__}: resume from "
+                           "a checkpoint it saved, or start a new run")
+        return state
+
+    # ------------------------------------------------------------- plumbing
 
     def _checkpoint_metadata(self):
         # The kit trainer a class derives from: a learner's subclass of
@@ -90,8 +244,21 @@ class CheckpointMixin:
         return os.path.join(self._get_output_dir(trial),
                             f"checkpoint-{self.state.global_step}")
 
+    def _state_file(self):
+        return self.state_file.format(process=self.accelerator.process_index)
+
     def _rng_file(self):
         # the Trainer's own names (see Trainer._save_rng_state)
         if self.args.world_size > 1:
             return f"rng_state_{self.args.process_index}.pth"
         return "rng_state.pth"
+
+
+def refuse(folder, why):
+    raise ValueError(f"cannot resume from {folder}: {why}")
+
+
+def damaged(folder, name, why):
+    refuse(folder, f"{name} is damaged ({why}), probably cut short while "
+                   "saving: resume from an earlier checkpoint, or start a "
+                   "new run")

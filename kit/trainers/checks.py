@@ -1,8 +1,8 @@
 """Refuse what we cannot train on, before or while training: one place.
 
 DPO and GRPO share the dataset checks; GRPO's rewards are checked on every
-call, because a reward function can go wrong on any batch; and a callback
-stops any trainer whose loss or gradient stops being a number.
+call, because a reward function can go wrong on any batch. (The stop on a
+nan or inf loss lives in kit.trainers.nonfinite.)
 """
 
 import copy
@@ -10,7 +10,8 @@ import math
 import numbers
 
 import torch
-from transformers import TrainerCallback
+
+from kit.trainers.nonfinite import StopOnNonFinite  # noqa: F401 (old home)
 
 FLOAT32_MAX = torch.finfo(torch.float32).max
 
@@ -120,25 +121,3 @@ def _rewards(func, values, completions):
                 "finite float32 numbers; clip them (e.g. max(math.log(p), "
                 "-10.0) instead of math.log(p))")
     return [float(v) for v in values]
-
-
-# ------------------------------------------------------------ while training
-
-class StopOnNonFinite(TrainerCallback):
-    """Stop with an error when the loss or a gradient is nan or inf.
-
-    A nan anywhere in the loss reaches every gradient, so checking the
-    gradients before the optimizer step catches both, and the weights are
-    never updated with it.
-    """
-
-    def on_pre_optimizer_step(self, args, state, control, model=None,
-                              **kwargs):
-        grads = [p.grad for p in model.parameters() if p.grad is not None]
-        if grads and not torch.isfinite(
-                torch.nn.utils.get_total_norm(grads)):
-            raise FloatingPointError(
-                f"training stopped at step {state.global_step + 1}: the loss "
-                "or a gradient is nan or inf, so the weights were not "
-                "updated. Lower learning_rate, set max_grad_norm, or look "
-                "for a log(0) or a division by zero in the loss or rewards")

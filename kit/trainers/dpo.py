@@ -15,9 +15,10 @@ from transformers import Trainer, TrainingArguments
 
 from kit.losses import PREFERENCE_LOSSES, sequence_logps
 from kit.trainers.checkpoint import CheckpointMixin
-from kit.trainers.checks import (StopOnNonFinite, check_dataset,
-                                 check_prompt_length, check_tokenizer)
+from kit.trainers.checks import (check_dataset, check_prompt_length,
+                                 check_tokenizer)
 from kit.trainers.metrics import MetricsMixin
+from kit.trainers.nonfinite import NonFiniteMixin
 
 COLUMNS = ("prompt", "chosen", "rejected")
 
@@ -47,7 +48,8 @@ class DPOConfig(TrainingArguments):
         super().__post_init__()
 
 
-class DPOTrainer(CheckpointMixin, MetricsMixin, Trainer):
+class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
+                 Trainer):
     """Trainer whose loss prefers `chosen` to `rejected` (Rafailov et al.)."""
 
     loss_is_scaled_for_ga = True  # compute_loss divides by the step's pairs
@@ -105,7 +107,6 @@ class DPOTrainer(CheckpointMixin, MetricsMixin, Trainer):
         # The reference is the policy as it starts: a frozen copy by default.
         self.ref_model = ref_model or copy.deepcopy(self.model)
         self.ref_model.requires_grad_(False).eval().to(self.args.device)
-        self.add_callback(StopOnNonFinite())
 
     def _set_signature_columns_if_needed(self):
         # What survives remove_unused_columns=True: our columns, not those

@@ -9,8 +9,6 @@ slice per step. `compute_loss` is GRPO's clipped surrogate
 """
 
 import copy
-import os
-import pickle
 import time
 from dataclasses import dataclass, field
 
@@ -21,13 +19,14 @@ from transformers import GenerationConfig, Trainer, TrainingArguments
 from kit.losses import (group_advantages, grpo_loss, per_token_kl,
                          per_token_logps)
 from kit.trainers.checkpoint import CheckpointMixin
-from kit.trainers.checks import (StopOnNonFinite, check_dataset,
-                                 check_prompt_length, check_tokenizer,
-                                 reward_name, score)
+from kit.trainers.checks import (check_dataset, check_prompt_length,
+                                 check_tokenizer, reward_name, score)
 from kit.trainers.metrics import MetricsMixin
+from kit.trainers.nonfinite import NonFiniteMixin
 
 
-class GRPOTrainer(CheckpointMixin, MetricsMixin, Trainer):
+class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
+                  Trainer):
     """Trainer for Group Relative Policy Optimization (Shao et al., 2024)."""
 
     # The loss is a mean over the slice's completions and slices are equal,
@@ -212,7 +211,6 @@ class GRPOTrainer(CheckpointMixin, MetricsMixin, Trainer):
         # built once: sampling for training, greedy for evaluation
         self._sampling = generation_config(processing_class, args, True)
         self._greedy = generation_config(processing_class, args, False)
-        self.add_callback(StopOnNonFinite())
 
     def _set_signature_columns_if_needed(self):
         # Rewards may need any column: remove_unused_columns keeps them all.
@@ -225,36 +223,21 @@ class GRPOTrainer(CheckpointMixin, MetricsMixin, Trainer):
         super().log(logs, start_time)
 
     def checkpoint_settings(self):
-        # a resume serves the saved buffer: it must be cut the same way
+        # a resume serves the saved buffer: it must be cut the same way, and
+        # its log-probs were taken at this temperature, with this reference
         return {**super().checkpoint_settings(),
                 "steps_per_generation": self.args.steps_per_generation,
-                "num_generations": self.args.num_generations}
+                "num_generations": self.args.num_generations,
+                "temperature": self.args.temperature, "beta": self.args.beta}
 
-    def checkpoint_files(self):
-        return [_state_file(self.accelerator)]
+    state_file = "grpo_state_{process}.pt"
 
-    def _save_checkpoint(self, model, trial):
-        """Save the generation buffer and counters too: resume is exact."""
-        super()._save_checkpoint(model, trial)
-        # tensors, numbers, lists and dicts only: weights_only loads them
-        torch.save({"step": self._step, "buffer": self._buffer,
-                    "generation": self._generation},
-                   os.path.join(self._checkpoint_dir(trial),
-                                _state_file(self.accelerator)))
+    def checkpoint_state(self):
+        """The generation buffer and counters too: resume is exact."""
+        return {"step": self._step, "buffer": self._buffer,
+                "generation": self._generation}
 
-    def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
-        super()._load_from_checkpoint(resume_from_checkpoint, model)
-        path = os.path.join(resume_from_checkpoint,
-                            _state_file(self.accelerator))
-        try:  # weights_only: a checkpoint from elsewhere cannot run code
-            state = torch.load(path, map_location=self.args.device,
-                               weights_only=True)
-        except pickle.UnpicklingError as error:
-            raise ValueError(
-                f"cannot resume from {path}: it holds more than tensors and "
-                "numbers, and loading it could run code, so it was not "
-                "loaded: resume only from checkpoints the kit saved"
-            ) from error
+    def load_checkpoint_state(self, state):
         self._step, self._buffer = state["step"], state["buffer"]
         self._generation = state["generation"]
 
@@ -349,10 +332,6 @@ def synchronize(device):
     """Wait for the GPU to finish, so timings measure work, not queueing."""
     if device.type == "cuda":
         torch.cuda.synchronize(device)
-
-
-def _state_file(accelerator):
-    return f"grpo_state_{accelerator.process_index}.pt"
 
 
 def generation_config(tokenizer, args, sample):

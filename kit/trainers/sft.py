@@ -3,9 +3,11 @@
 from transformers import Trainer
 
 from kit.losses import causal_lm_loss
+from kit.trainers.checkpoint import CheckpointMixin
+from kit.trainers.nonfinite import NonFiniteMixin
 
 
-class CausalLMTrainer(Trainer):
+class CausalLMTrainer(CheckpointMixin, NonFiniteMixin, Trainer):
     """`Trainer` with its language-model loss computed in the open.
 
     The loss is a sum over labelled tokens divided by `num_items_in_batch`,
@@ -17,6 +19,9 @@ class CausalLMTrainer(Trainer):
     With several processes, that count is summed over all of them, while
     the gradients of the processes are averaged: so, as the stock loss
     does, we multiply by the number of processes to get back the sum.
+
+    Like every kit trainer, it refuses a checkpoint it cannot resume
+    exactly and stops on a nan or inf loss or gradient.
     """
 
     loss_is_scaled_for_ga = True

@@ -1,0 +1,94 @@
+"""Every kit trainer stops on a nan or inf, looking before the clip.
+
+transformers logs a non-finite loss as the average of the ones before it,
+and clipping an infinite gradient norm zeroes the step: both runs would
+"succeed" with nothing learnt, or with NaN weights.
+"""
+
+import math
+
+import pytest
+import torch
+from transformers import Trainer
+
+from kit import recipes
+from kit.trainers import CausalLMTrainer
+from kit.trainers.checks import StopOnNonFinite as from_old_home
+from kit.trainers.nonfinite import StopOnNonFinite
+
+QUIET = dict(disable_tqdm=True, eval_strategy="no", eval_on_start=False)
+
+
+def weights(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def unchanged(before, model):
+    return all(torch.equal(b, p) for b, p in zip(before, model.parameters()))
+
+
+class NaNLoss(CausalLMTrainer):
+    def compute_loss(self, model, inputs, **kwargs):
+        return super().compute_loss(model, inputs, **kwargs) * math.nan
+
+
+class InfiniteLoss(CausalLMTrainer):
+    """inf added, not multiplied: the gradients stay finite."""
+
+    def compute_loss(self, model, inputs, **kwargs):
+        return super().compute_loss(model, inputs, **kwargs) + math.inf
+
+
+@pytest.mark.parametrize("trainer_class", [NaNLoss, InfiniteLoss])
+def test_a_causal_lm_trainer_with_a_non_finite_loss_stops(trainer_class,
+                                                          tmp_path):
+    trainer = recipes.sft_trainer("cpu", output_dir=tmp_path, max_steps=3,
+                                  trainer_class=trainer_class,
+                                  disable_tqdm=True)
+    before = weights(trainer.model)
+    with pytest.raises(FloatingPointError, match="stopped at step 1: the "
+                                                 "loss or a gradient is nan"):
+        trainer.train()
+    assert unchanged(before, trainer.model)
+
+
+def test_the_sft_recipe_trains_with_causal_lm_trainer(tmp_path):
+    trainer = recipes.sft_trainer("cpu", output_dir=tmp_path, max_steps=1)
+    assert type(trainer) is CausalLMTrainer
+
+
+@pytest.mark.parametrize("settings", [dict(beta=1e30),
+                                      dict(loss_type="ipo", beta=1e-30)])
+def test_a_gradient_norm_that_overflows_stops_before_the_clip(settings,
+                                                              tmp_path):
+    # Clipping would scale every gradient by max_grad_norm / inf = 0: the
+    # step would move nothing and the run would "succeed".
+    trainer = recipes.dpo_trainer("cpu", output_dir=tmp_path, max_steps=2,
+                                  **QUIET, **settings)
+    before = weights(trainer.model)
+    with pytest.raises(FloatingPointError, match="stopped at step 1: the "
+                                                 "loss or a gradient is nan "
+                                                 "or inf"):
+        trainer.train()
+    assert unchanged(before, trainer.model)
+
+
+def test_without_clipping_the_norm_is_checked_too(tmp_path):
+    trainer = recipes.dpo_trainer("cpu", output_dir=tmp_path, max_steps=2,
+                                  max_grad_norm=0.0, beta=1e30, **QUIET)
+    with pytest.raises(FloatingPointError, match="gradient norm before "
+                                                 "clipping: inf"):
+        trainer.train()
+
+
+def test_the_callback_still_stops_a_plain_trainer(tmp_path):
+    assert from_old_home is StopOnNonFinite  # re-exported where it was
+
+    class PlainNaN(Trainer):
+        def compute_loss(self, model, inputs, **kwargs):
+            return super().compute_loss(model, inputs, **kwargs) * math.nan
+    trainer = recipes.sft_trainer("cpu", output_dir=tmp_path, max_steps=2,
+                                  trainer_class=PlainNaN, disable_tqdm=True,
+                                  callbacks=[StopOnNonFinite()])
+    with pytest.raises(FloatingPointError, match="stopped at step 1"):
+        trainer.train()
