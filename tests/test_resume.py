@@ -36,7 +36,7 @@ def kit_train(*args):
     assert result.returncode == 0, result.stderr[-3000:]
 
 
-@pytest.mark.parametrize("recipe", ["dpo", "grpo"])
+@pytest.mark.parametrize("recipe", ["sft", "dpo", "grpo"])
 def test_a_resumed_run_ends_where_an_uninterrupted_one_does(recipe, tmp_path):
     # GRPO generates every 4 steps: the checkpoint at step 10 falls in the
     # middle of a generation, so its buffer must be saved and restored too.
@@ -121,14 +121,20 @@ def test_a_changed_steps_per_generation_is_refused(grpo_checkpoint, tmp_path):
         resume(grpo(tmp_path, steps_per_generation=1), grpo_checkpoint)
 
 
-def test_another_trainers_checkpoint_is_refused(tmp_path):
-    recipes.dpo_trainer("cpu", output_dir=tmp_path / "dpo", max_steps=1,
+@pytest.fixture(scope="module")
+def dpo_checkpoint(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dpo")
+    recipes.dpo_trainer("cpu", output_dir=folder, max_steps=1,
                         save_strategy="steps", save_steps=1,
                         eval_strategy="no", eval_on_start=False,
                         disable_tqdm=True).train()
+    return folder / "checkpoint-1"
+
+
+def test_another_trainers_checkpoint_is_refused(dpo_checkpoint, tmp_path):
     with pytest.raises(ValueError, match="saved by DPOTrainer, and this is "
                                          "GRPOTrainer"):
-        resume(grpo(tmp_path / "grpo"), tmp_path / "dpo" / "checkpoint-1")
+        resume(grpo(tmp_path / "grpo"), dpo_checkpoint)
 
 
 class Payload:
@@ -149,3 +155,141 @@ def test_a_pickled_payload_in_the_buffer_is_refused_unrun(grpo_checkpoint,
     with pytest.raises(ValueError, match="loading it could run code"):
         resume(grpo(tmp_path / "run"), checkpoint)
     assert not ran.exists()
+
+
+# ---------------------------------------------------- SFT, under the same
+
+def sft(output_dir, preset="cpu", **overrides):
+    return recipes.sft_trainer(preset, output_dir=output_dir,
+                               **{**dict(max_steps=2, save_strategy="steps",
+                                         save_steps=1, disable_tqdm=True),
+                                  **overrides})
+
+
+@pytest.fixture(scope="module")
+def sft_checkpoint(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sft")
+    sft(folder).train()
+    return folder / "checkpoint-1"
+
+
+def refused_before_loading(trainer, checkpoint, match):
+    """The refusal comes before any weights of the checkpoint are loaded."""
+    before = [p.detach().clone() for p in trainer.model.parameters()]
+    with pytest.raises(ValueError, match=match):
+        resume(trainer, checkpoint)
+    assert all(torch.equal(b, p) for b, p in
+               zip(before, trainer.model.parameters()))
+
+
+def test_sft_refuses_a_dpo_checkpoint(dpo_checkpoint, tmp_path):
+    # `kit train sft --resume-from-checkpoint runs/dpo/checkpoint-2` went on
+    refused_before_loading(sft(tmp_path), dpo_checkpoint,
+                           "saved by DPOTrainer, and this is CausalLMTrainer")
+
+
+@pytest.mark.parametrize("missing", ["optimizer.pt", "scheduler.pt",
+                                     "rng_state.pth", "trainer_state.json",
+                                     "model.safetensors"])
+def test_sft_refuses_a_checkpoint_with_a_file_missing(missing, sft_checkpoint,
+                                                      tmp_path):
+    checkpoint = broken_copy(sft_checkpoint, tmp_path, missing)
+    refused_before_loading(sft(tmp_path / "run"), checkpoint,
+                           f"{missing} is missing")
+
+
+def test_sft_resumes_its_own_checkpoint(sft_checkpoint, tmp_path):
+    trainer = sft(tmp_path)
+    resume(trainer, sft_checkpoint)
+    assert trainer.state.global_step == 2
+
+
+# ---------------------------------------- settings and models that changed
+
+@pytest.mark.parametrize("setting, value", [("temperature", 0.7),
+                                            ("beta", 0.1)])
+def test_grpo_refuses_a_changed_temperature_or_beta(setting, value,
+                                                    grpo_checkpoint,
+                                                    tmp_path):
+    # the buffer's log-probs were taken at temperature 1, without reference
+    saved = 1.0 if setting == "temperature" else 0.0
+    refused_before_loading(grpo(tmp_path, **{setting: value}),
+                           grpo_checkpoint,
+                           f"saved with {setting}={saved}, this run has "
+                           f"{setting}={value}: resume with the same "
+                           f"{setting}")
+
+
+def test_a_checkpoint_of_another_model_size_is_refused(sft_checkpoint,
+                                                       tmp_path):
+    refused_before_loading(sft(tmp_path, preset="gpu"), sft_checkpoint,
+                           "its model has hidden_size=.*this run's model "
+                           r"has hidden_size=.*\(and --preset\)")
+
+
+def test_weights_of_another_shape_are_refused_without_a_config(
+        sft_checkpoint, tmp_path):
+    checkpoint = broken_copy(sft_checkpoint, tmp_path, "config.json")
+    refused_before_loading(sft(tmp_path / "run", preset="gpu"), checkpoint,
+                           "its model.safetensors holds .* of shape")
+
+
+# ------------------------------------------------ broken files, by name
+
+def cut_short(path):
+    data = path.read_bytes()
+    path.write_bytes(data[:len(data) // 2])
+
+
+@pytest.mark.parametrize("name, breakage, match", [
+    ("kit_checkpoint.json", "{}", "kit_checkpoint.json is damaged .*lacks"),
+    ("kit_checkpoint.json", "cut", "kit_checkpoint.json is damaged .*not "
+                                   "JSON"),
+    ("trainer_state.json", "cut", "trainer_state.json is damaged"),
+    ("optimizer.pt", "cut", "optimizer.pt is damaged"),
+    ("scheduler.pt", "cut", "scheduler.pt is damaged"),
+    ("rng_state.pth", "cut", "rng_state.pth is damaged"),
+    ("model.safetensors", "cut", "model.safetensors is damaged"),
+    ("grpo_state_0.pt", "cut", "grpo_state_0.pt is damaged"),
+    ("grpo_state_0.pt", "keys", r"grpo_state_0.pt holds \['other'\], not "
+                                r"\['buffer', 'generation', 'step'\]"),
+])
+def test_a_broken_file_is_named_before_any_weights_load(
+        name, breakage, match, grpo_checkpoint, tmp_path):
+    checkpoint = broken_copy(grpo_checkpoint, tmp_path)
+    path = checkpoint / name
+    if breakage == "cut":
+        cut_short(path)
+    elif breakage == "keys":
+        torch.save({"other": 1}, path)
+    else:
+        path.write_text(breakage)
+    refused_before_loading(grpo(tmp_path / "run"), checkpoint,
+                           f"cannot resume from .*{match}")
+
+
+def test_a_missing_path_is_named_as_missing(tmp_path):
+    refused_before_loading(grpo(tmp_path), tmp_path / "no-such-checkpoint",
+                           "no-such-checkpoint: there is no such folder")
+
+
+def test_a_run_folder_names_its_latest_checkpoint(grpo_checkpoint, tmp_path):
+    refused_before_loading(grpo(tmp_path), grpo_checkpoint.parent,
+                           "it is a run's folder, not one of its checkpoints:"
+                           " resume from its latest, --resume-from-checkpoint"
+                           " .*checkpoint-2$")
+
+
+def test_a_half_written_checkpoint_says_so(grpo_checkpoint, tmp_path):
+    checkpoint = broken_copy(grpo_checkpoint, tmp_path, "kit_checkpoint.json")
+    (checkpoint / "trainer_state.json").unlink()
+    refused_before_loading(grpo(tmp_path / "run"), checkpoint,
+                           "saving it was cut short")
+
+
+def test_a_checkpoint_of_the_stock_trainer_says_so(grpo_checkpoint,
+                                                   tmp_path):
+    checkpoint = broken_copy(grpo_checkpoint, tmp_path, "kit_checkpoint.json")
+    refused_before_loading(grpo(tmp_path / "run"), checkpoint,
+                           "no kit_checkpoint.json, so it was not saved by a "
+                           "kit trainer")

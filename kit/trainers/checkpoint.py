@@ -82,9 +82,10 @@ class CheckpointMixin:
         """
         folder = str(folder)
         saved = self._read_metadata(folder)
-        self._check_maker(folder, saved)
+        self._check_trainer(folder, saved)
+        self._check_model(folder)  # before the settings: a preset sets both
+        self._check_settings(folder, saved)
         self._check_files(folder)
-        self._check_model(folder)
         return self._read_state(folder)
 
     # ---------------------------------------------------------- the checks
@@ -124,14 +125,17 @@ class CheckpointMixin:
             damaged(folder, METADATA, "it lacks 'trainer' or 'settings'")
         return saved
 
-    def _check_maker(self, folder, saved):
-        """The same kit trainer, with the same settings."""
-        mine = self._checkpoint_metadata()
-        if saved["trainer"] != mine["trainer"]:
+    def _check_trainer(self, folder, saved):
+        """The same kit trainer (a learner's subclass counts as its base)."""
+        mine = self._checkpoint_metadata()["trainer"]
+        if saved["trainer"] != mine:
             refuse(folder, f"it was saved by {saved['trainer']}, and this is "
-                           f"{mine['trainer']}: resume from a "
-                           f"{mine['trainer']} checkpoint or start a new run")
-        for name, value in mine["settings"].items():
+                           f"{mine}: resume from a {mine} checkpoint or start "
+                           "a new run")
+
+    def _check_settings(self, folder, saved):
+        """The same settings: they shape each step's batch and loss."""
+        for name, value in self.checkpoint_settings().items():
             if name not in saved["settings"]:
                 refuse(folder, f"it was saved by an older kit, which did not "
                                f"record {name}: start a new run")

@@ -19,9 +19,8 @@ def stop(step, what):
     raise FloatingPointError(
         f"training stopped at step {step}: the loss or a gradient is nan or "
         f"inf ({what}), so the weights were not updated. Lower "
-        "learning_rate, set max_grad_norm, or look for a log(0) or a "
-        "division by zero in the loss or rewards (or a beta so large or "
-        "small that the loss overflows)")
+        "learning_rate, or look for a log(0), a division by zero or a beta "
+        "far from 0.1 in the loss or rewards")
 
 
 class NonFiniteMixin:
