@@ -183,9 +183,16 @@ def refused_before_loading(trainer, checkpoint, match):
 
 
 def test_sft_refuses_a_dpo_checkpoint(dpo_checkpoint, tmp_path):
-    # `kit train sft --resume-from-checkpoint runs/dpo/checkpoint-2` went on
     refused_before_loading(sft(tmp_path), dpo_checkpoint,
                            "saved by DPOTrainer, and this is CausalLMTrainer")
+    # the command line went on with DPO's rows in its log, and exited 0
+    result = subprocess.run(
+        [sys.executable, "-m", "kit", "train", "sft", "--max-steps", "2",
+         "--output-dir", str(tmp_path / "cli"),
+         "--resume-from-checkpoint", str(dpo_checkpoint)],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode != 0
+    assert "saved by DPOTrainer, and this is CausalLMTrainer" in result.stderr
 
 
 @pytest.mark.parametrize("missing", ["optimizer.pt", "scheduler.pt",
@@ -287,9 +294,17 @@ def test_a_half_written_checkpoint_says_so(grpo_checkpoint, tmp_path):
                            "saving it was cut short")
 
 
-def test_a_checkpoint_of_the_stock_trainer_says_so(grpo_checkpoint,
-                                                   tmp_path):
+def test_a_grpo_checkpoint_cut_before_its_last_file_says_so(grpo_checkpoint,
+                                                            tmp_path):
     checkpoint = broken_copy(grpo_checkpoint, tmp_path, "kit_checkpoint.json")
     refused_before_loading(grpo(tmp_path / "run"), checkpoint,
+                           "it has grpo_state_0.pt but no kit_checkpoint.json"
+                           ", which is written after it: saving it was cut "
+                           "short")
+
+
+def test_a_checkpoint_of_the_stock_trainer_says_so(sft_checkpoint, tmp_path):
+    checkpoint = broken_copy(sft_checkpoint, tmp_path, "kit_checkpoint.json")
+    refused_before_loading(sft(tmp_path / "run"), checkpoint,
                            "no kit_checkpoint.json, so it was not saved by a "
                            "kit trainer")

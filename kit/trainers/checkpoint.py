@@ -111,6 +111,12 @@ class CheckpointMixin:
                                "it was cut short (or it is not a "
                                "checkpoint): resume from an earlier "
                                "checkpoint, or start a new run")
+            if self.state_file and os.path.isfile(
+                    os.path.join(folder, self._state_file())):
+                refuse(folder, f"it has {self._state_file()} but no "
+                               f"{METADATA}, which is written after it: "
+                               "saving it was cut short: resume from an "
+                               "earlier checkpoint, or start a new run")
             refuse(folder, f"it has no {METADATA}, so it was not saved by a "
                            "kit trainer: start a new run, or resume from a "
                            f"checkpoint {type(self).__name__} saved")
