@@ -2,6 +2,7 @@
 
 import copy
 import math
+import warnings
 
 import pytest
 import torch
@@ -125,7 +126,7 @@ def test_the_loss_matches_trls_dpo_trainer(loss_type, moved_policy, tmp_path):
     ("beta", math.inf, "DPOConfig.beta must be a finite number > 0"),
     ("beta", math.nan, "DPOConfig.beta must be a finite number > 0"),
     ("loss_type", "kto", "DPOConfig.loss_type must be one of"),
-    ("max_length", 1, "DPOConfig.max_length must be >= 2"),
+    ("max_length", 1, "DPOConfig.max_length must be a whole number >= 2"),
 ])
 def test_invalid_configs_name_the_field(field, value, message, tmp_path):
     with pytest.raises(ValueError, match=message):
@@ -268,6 +269,28 @@ def test_a_pair_with_the_same_answer_twice_is_refused_before_training(
                                          "rejected are both '4' \\(2 such "
                                          "pairs\\).*drop those rows"):
         make(tmp_path, moved_policy, data)
+
+
+def test_a_pair_that_tokenises_to_the_same_ids_is_refused(tmp_path,
+                                                          moved_policy):
+    data = pairs(["1+2=", "2+2="], ["42 apples", "4"], ["42 pears!", "5"])
+    with pytest.warns(UserWarning, match=r"train_dataset: 1 of 2 rows have "
+                                         r"characters outside the tokenizer's"
+                                         r" vocabulary.*'chosen': 7 "
+                                         r"characters in 1 rows; 'rejected': "
+                                         r"7 characters in 1 rows; e.g. row 0"
+                                         r" 'chosen' '42 apples': ' ', 'a'"):
+        with pytest.raises(ValueError, match="train_dataset row 0: chosen "
+                                             "'42 apples' and rejected '42 "
+                                             "pears!' become the same tokens"
+                                             r" \(1 such pairs"):
+            make(tmp_path, moved_policy, data)
+
+
+def test_text_the_tokenizer_knows_gives_no_warning(tmp_path, moved_policy):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        make(tmp_path, moved_policy, max_length=16)
 
 
 def test_completions_that_are_not_text_are_refused_naming_the_row(

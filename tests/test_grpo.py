@@ -1,6 +1,7 @@
 """GRPO: the losses by hand, and what GRPOTrainer guarantees."""
 
 import copy
+import functools
 import math
 
 import numpy as np
@@ -84,14 +85,17 @@ def test_grpo_loss_adds_beta_times_the_kl():
 # ------------------------------------------------------------------ config
 
 @pytest.mark.parametrize("overrides, message", [
-    (dict(num_generations=1), "num_generations must be >= 2"),
-    (dict(steps_per_generation=0), "steps_per_generation must be >= 1"),
+    (dict(num_generations=1), "num_generations must be a whole number >= 2, "
+     "got 1: advantages compare completions of the same prompt"),
+    (dict(steps_per_generation=0), "steps_per_generation must be a whole "
+     "number >= 1"),
     (dict(per_device_train_batch_size=6), r"per_device_train_batch_size \(6\)"
      r" .* must be a multiple of num_generations \(4\): try 4 or 8"),
-    (dict(temperature=0.0), "temperature must be > 0"),
-    (dict(epsilon=0.0), "epsilon must be > 0"),
-    (dict(beta=-0.1), "beta must be >= 0"),
-    (dict(max_completion_length=0), "max_completion_length must be >= 1"),
+    (dict(temperature=0.0), "temperature must be a finite number > 0"),
+    (dict(epsilon=0.0), "epsilon must be a finite number > 0"),
+    (dict(beta=-0.1), "beta must be a finite number >= 0"),
+    (dict(max_completion_length=0), "max_completion_length must be a whole "
+     "number >= 1"),
 ])
 def test_invalid_configs_name_the_field_and_the_fix(overrides, message,
                                                     tmp_path):
@@ -441,3 +445,42 @@ def test_a_tokenizer_without_pad_token_is_refused(tmp_path):
         GRPOTrainer(model, [tasks.correctness_reward], args=config(tmp_path),
                     train_dataset=tasks.prompt_dataset("train", n=8),
                     processing_class=tokenizer)
+
+
+# ------------------------------------------------------------ reward names
+
+def test_reward_functions_with_the_same_name_log_apart(tmp_path):
+    rewards = [lambda prompts, completions, **columns: [1.0] * len(prompts),
+               lambda prompts, completions, **columns: [2.0] * len(prompts),
+               functools.partial(tasks.correctness_reward),
+               functools.partial(tasks.correctness_reward)]
+    trainer = make(tmp_path, rewards=rewards, max_steps=1)
+    trainer.train()
+    logged = trainer.state.log_history[0]
+    assert logged["rewards/<lambda>"] == 1.0
+    assert logged["rewards/<lambda>_2"] == 2.0
+    assert "rewards/correctness_reward_2" in logged
+    assert logged["rewards/correctness_reward"] == pytest.approx(
+        logged["rewards/correctness_reward_2"])
+
+
+def test_an_error_names_the_reward_function_by_its_unique_name(tmp_path):
+    rewards = [lambda prompts, completions, **columns: [1.0] * len(prompts),
+               lambda prompts, completions, **columns: [1.0]]
+    with pytest.raises(ValueError, match="reward function <lambda>_2 "
+                                         "returned 1 values for 2"):
+        make(tmp_path, rewards=rewards)
+
+
+# -------------------------------------------------------- outside the vocab
+
+def test_a_prompt_in_words_is_counted_outside_the_vocabulary(tmp_path):
+    data = Dataset.from_dict({"prompt": ["What is 3 plus 4?", "01+02="] * 8,
+                              "answer": ["7", "3"] * 8})
+    with pytest.warns(UserWarning, match=r"train_dataset: 8 of 16 rows have "
+                                         r"characters outside the tokenizer's"
+                                         r" vocabulary, which all become "
+                                         r"<unk>.*'prompt': 120 characters in"
+                                         r" 8 rows; e.g. row 0 'prompt' "
+                                         r"'What is 3 plus 4\?': 'W', 'h'"):
+        make(tmp_path, data, max_prompt_length=32)

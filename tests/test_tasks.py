@@ -117,3 +117,30 @@ def test_greedy_accuracy_matches_int_answers(policy):
     accuracy = greedy_accuracy(*policy, held_out)
     assert accuracy > 0
     assert greedy_accuracy(*policy, as_ints) == accuracy
+
+
+def test_unknown_characters_become_unk_and_only_they_are_counted(tokenizer):
+    """What S6 is about: the toy tokenizer knows digits, + - = only."""
+    from kit.trainers.checks import _unknown_spans
+    ids = tokenizer(["42 apples", "42 pears!"])["input_ids"]
+    assert ids[0] == ids[1]  # the same tokens: the check must catch it
+    lost = _unknown_spans(tokenizer, ["42 pears!", "01+02="],
+                          tokenizer.unk_token_id)
+    assert lost == {"42 pears!": list(" pears!")}
+
+
+def test_a_tokenizer_without_unk_token_is_not_checked(tokenizer):
+    import copy
+    import warnings
+
+    from datasets import Dataset
+
+    from kit.trainers.checks import warn_unknown_text
+    data = Dataset.from_dict({"prompt": ["What is 3 plus 4?"]})
+    with pytest.warns(UserWarning, match="1 of 1 rows"):
+        warn_unknown_text("train_dataset", tokenizer, data, ["prompt"])
+    no_unk = copy.deepcopy(tokenizer)
+    no_unk.unk_token = None  # as byte-fallback tokenizers: nothing is lost
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_unknown_text("train_dataset", no_unk, data, ["prompt"])

@@ -6,7 +6,6 @@ chosen one than a frozen reference does (`kit.losses.dpo_loss`).
 """
 
 import copy
-import math
 import warnings
 from dataclasses import dataclass, field
 
@@ -15,8 +14,9 @@ from transformers import Trainer, TrainingArguments
 
 from kit.losses import PREFERENCE_LOSSES, sequence_logps
 from kit.trainers.checkpoint import CheckpointMixin
-from kit.trainers.checks import (check_dataset, check_prompt_length,
-                                 check_tokenizer)
+from kit.trainers.checks import (BATCH_RULES, check_dataset, check_fields,
+                                 check_prompt_length, check_tokenizer,
+                                 warn_unknown_text)
 from kit.trainers.metrics import MetricsMixin
 from kit.trainers.nonfinite import NonFiniteMixin
 
@@ -35,16 +35,15 @@ class DPOConfig(TrainingArguments):
     remove_unused_columns: bool = False
 
     def __post_init__(self):
-        if not (self.beta > 0 and math.isfinite(self.beta)):
-            raise ValueError(f"DPOConfig.beta must be a finite number > 0, "
-                             f"got {self.beta}: try 0.1")
+        check_fields(self, BATCH_RULES + [
+            ("beta", float, "> 0", "try 0.1"),
+            ("max_length", int, ">= 2",
+             "prompt + completion tokens, e.g. 64"),
+        ])
         if self.loss_type not in PREFERENCE_LOSSES:
             raise ValueError(f"DPOConfig.loss_type must be one of "
                              f"{sorted(PREFERENCE_LOSSES)}, got "
                              f"{self.loss_type!r}")
-        if self.max_length < 2:
-            raise ValueError(f"DPOConfig.max_length must be >= 2, got "
-                             f"{self.max_length}")
         super().__post_init__()
 
 
@@ -132,13 +131,16 @@ class PreferenceTokenizer:
         self.tokenizer, self.max_length = tokenizer, max_length
 
     def dataset(self, dataset, name):
-        check_dataset(name, dataset, COLUMNS, "DPO", "preference rows")
+        dataset = check_dataset(name, dataset, COLUMNS, "DPO",
+                                "preference rows")
         self.check_pairs_differ(name, dataset)
+        warn_unknown_text(name, self.tokenizer, dataset, COLUMNS)
         # batched: one tokenizer call per thousand rows, not three per row
         dataset = dataset.map(self.rows, batched=True, with_indices=True,
                               fn_kwargs={"name": name})
+        self.check_token_pairs_differ(name, dataset)
         self.check_cuts(name, dataset)
-        return dataset.remove_columns(["cut", "cut_equal"])
+        return dataset.remove_columns(["cut", "cut_equal", "same_ids"])
 
     def rows(self, batch, indices, name):
         def encode(texts, **kwargs):
@@ -155,7 +157,7 @@ class PreferenceTokenizer:
                                          add_special_tokens=False)]
             for column in ("chosen", "rejected"))
         out = {key: [] for key in ("prompt_ids", "chosen_ids", "rejected_ids",
-                                   "cut", "cut_equal")}
+                                   "cut", "cut_equal", "same_ids")}
         for index, prompt, good, bad in zip(indices, prompts, chosen,
                                             rejected):
             check_prompt_length(name, index, len(prompt), self.max_length,
@@ -168,6 +170,8 @@ class PreferenceTokenizer:
             out["cut"].append(cut)
             # cutting to fit can leave the two the same: nothing to learn
             out["cut_equal"].append(cut and good[:room] == bad[:room])
+            # different texts, same tokens: e.g. both became <unk>s
+            out["same_ids"].append(good == bad)
         return out
 
     def check_pairs_differ(self, name, dataset):
@@ -182,6 +186,20 @@ class PreferenceTokenizer:
                 f"{dataset[row]['chosen']!r} ({sum(same)} such pairs): DPO "
                 "learns nothing from a pair without a difference; drop "
                 "those rows or give them a different rejected answer")
+
+    def check_token_pairs_differ(self, name, dataset):
+        """Different texts can still be the same tokens: refuse those too."""
+        same = dataset.with_format("arrow")["same_ids"].to_pylist()
+        if any(same):
+            row = dataset[same.index(True)]
+            raise ValueError(
+                f"{name} row {same.index(True)}: chosen "
+                f"{row['chosen'][:40]!r} and rejected "
+                f"{row['rejected'][:40]!r} become the same tokens "
+                f"({sum(same)} such pairs; e.g. characters outside the "
+                "tokenizer's vocabulary all become one unk token): DPO "
+                "learns nothing from them; drop those rows, or write them "
+                "in characters the tokenizer knows")
 
     def check_cuts(self, name, dataset):
         """Refuse pairs the cut made equal; say how many were cut."""

@@ -19,8 +19,11 @@ from transformers import GenerationConfig, Trainer, TrainingArguments
 from kit.losses import (group_advantages, grpo_loss, per_token_kl,
                          per_token_logps)
 from kit.trainers.checkpoint import CheckpointMixin
-from kit.trainers.checks import (check_dataset, check_prompt_length,
-                                 check_tokenizer, reward_name, score)
+from kit.trainers.checks import (BATCH_RULES,
+                                 check_dataset, check_fields,
+                                 check_prompt_length, check_reward_funcs,
+                                 check_tokenizer, reward_names, score,
+                                 warn_unknown_text)
 from kit.trainers.metrics import MetricsMixin
 from kit.trainers.nonfinite import NonFiniteMixin
 
@@ -110,8 +113,8 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         rewards = score(self.reward_funcs, prompts, completions, columns)
         total = rewards.sum(1).to(self.args.device)  # (B,)
         self.record(reward=total, **{
-            f"rewards/{reward_name(f)}": rewards[:, i]
-            for i, f in enumerate(self.reward_funcs)})
+            f"rewards/{name}": rewards[:, i]
+            for i, name in enumerate(self.reward_func_names)})
         batch = {"prompt_ids": prompt["input_ids"],
                  "prompt_mask": prompt["attention_mask"],
                  "completion_ids": completion_ids,
@@ -182,14 +185,17 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
     def __init__(self, model, reward_funcs, args=None, train_dataset=None,
                  eval_dataset=None, processing_class=None, callbacks=None):
         args = args or GRPOConfig("tmp_trainer")  # as Trainer does
-        self.reward_funcs = list(reward_funcs) if isinstance(
-            reward_funcs, (list, tuple)) else [reward_funcs]
+        self.reward_funcs = check_reward_funcs(reward_funcs)
+        self.reward_func_names = reward_names(self.reward_funcs)  # unique
         check_tokenizer("GRPOTrainer", processing_class)
-        for name, dataset in (("train_dataset", train_dataset),
-                              ("eval_dataset", eval_dataset)):
-            if dataset is not None:
-                check_prompts(name, dataset, processing_class, args,
-                              self.reward_funcs)
+        if train_dataset is not None:
+            train_dataset = check_prompts("train_dataset", train_dataset,
+                                          processing_class, args,
+                                          self.reward_funcs)
+        if eval_dataset is not None:
+            eval_dataset = check_prompts("eval_dataset", eval_dataset,
+                                         processing_class, args,
+                                         self.reward_funcs)
         super().__init__(model=model, args=args, train_dataset=train_dataset,
                          eval_dataset=eval_dataset, callbacks=callbacks,
                          processing_class=processing_class,
@@ -262,29 +268,28 @@ class GRPOConfig(TrainingArguments):
     remove_unused_columns: bool = False  # reward functions read the columns
 
     def __post_init__(self):
+        check_fields(self, BATCH_RULES)  # before the defaults use them
         if self.steps_per_generation is None:
             self.steps_per_generation = self.gradient_accumulation_steps
+        check_fields(self, [
+            ("num_generations", int, ">= 2",
+             "advantages compare completions of the same prompt"),
+            ("steps_per_generation", int, ">= 1",
+             "1 generates for every micro-step"),
+            ("max_prompt_length", int, ">= 1", "try 32"),
+            ("max_completion_length", int, ">= 1", "try 8"),
+            ("temperature", float, "> 0",
+             "1.0 samples the policy as it is"),
+            ("epsilon", float, "> 0", "try 0.2"),
+            ("beta", float, ">= 0", "0 turns the KL off; try 0.04"),
+        ])
         G, batch = self.num_generations, self.per_device_train_batch_size
-        rules = [  # (holds, field, what is wrong and how to fix it)
-            (G >= 2, "num_generations", f"must be >= 2, got {G}: advantages "
-             "compare completions of the same prompt"),
-            (self.steps_per_generation >= 1, "steps_per_generation",
-             f"must be >= 1, got {self.steps_per_generation}"),
-            (batch % G == 0, "per_device_train_batch_size",
-             f"({batch}) counts completions and must be a multiple of "
-             f"num_generations ({G}): try {batch - batch % G or G} or "
-             f"{batch - batch % G + G}"),
-            (self.max_completion_length >= 1, "max_completion_length",
-             f"must be >= 1, got {self.max_completion_length}"),
-            (self.temperature > 0, "temperature",
-             f"must be > 0, got {self.temperature}"),
-            (self.epsilon > 0, "epsilon", f"must be > 0, got {self.epsilon}"),
-            (self.beta >= 0, "beta", f"must be >= 0 (0 turns the KL off), "
-             f"got {self.beta}"),
-        ]
-        for holds, name, problem in rules:
-            if not holds:
-                raise ValueError(f"GRPOConfig.{name} {problem}")
+        if batch % G:
+            raise ValueError(
+                f"GRPOConfig.per_device_train_batch_size ({batch}) counts "
+                f"completions and must be a multiple of num_generations "
+                f"({G}): try {batch - batch % G or G} or "
+                f"{batch - batch % G + G}")
         super().__post_init__()
 
 
@@ -353,8 +358,9 @@ def generation_config(tokenizer, args, sample):
 
 
 def check_prompts(name, dataset, tokenizer, args, reward_funcs):
-    """Refuse bad input before any training time is spent."""
-    check_dataset(name, dataset, ["prompt"], "GRPO", "prompts")
+    """-> the dataset; refuse bad input before training time is spent."""
+    dataset = check_dataset(name, dataset, ["prompt"], "GRPO", "prompts")
+    warn_unknown_text(name, tokenizer, dataset, ["prompt"])
     encoded = tokenizer(list(dataset["prompt"]))["input_ids"]
     lengths = [len(ids) for ids in encoded]
     longest = max(range(len(lengths)), key=lengths.__getitem__)
@@ -366,3 +372,4 @@ def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     columns = {key: list(rows[key]) for key in rows.column_names
                if key != "prompt"}
     score(reward_funcs, list(rows["prompt"]), ["0"] * len(rows), columns)
+    return dataset
