@@ -30,7 +30,8 @@ def _raised_by_kit(error):
     the kit's messages name the field and the fix, a library's may need its
     traceback."""
     frames = traceback.extract_tb(error.__traceback__)
-    return bool(frames) and KIT_DIR in Path(frames[-1].filename).parents
+    return bool(frames) and KIT_DIR in Path(
+        frames[-1].filename).resolve().parents
 
 
 def _rebuilds(args):
@@ -74,8 +75,11 @@ def _train(args):
     except REFUSALS as error:
         if not _raised_by_kit(error):
             raise
-        if created and output_dir.is_dir() and not any(output_dir.iterdir()):
-            output_dir.rmdir()  # refused before anything was written
+        if created:  # refused before anything was written: leave no trace
+            try:
+                output_dir.rmdir()  # only if still empty
+            except OSError:
+                pass  # not empty, or another process got there first
         print(error, file=sys.stderr)
         return 2
     print(f"saved the model and log_history.json to {trainer.args.output_dir}")
