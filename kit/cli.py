@@ -35,17 +35,12 @@ def _raised_by_kit(error):
 
 
 def _rebuilds(args):
-    """The preset whose starting policy `args` rebuilds, or None.
-
-    Only the documented command does: `train sft --preset P --output-dir
-    kit/policies/P`, the course's steps and seed, nothing resumed or saved
-    on the way (save_starting_policy checks the result before it ships).
-    """
-    from kit.models import check_preset
-    if (args.recipe, args.max_steps, args.seed, args.save_steps,
-            args.resume_from_checkpoint) == ("sft", None, 0, None, None):
-        return check_preset(args.preset)
-    return None
+    """The preset whose starting policy `args` rebuilds, or None."""
+    from kit import outputs
+    return outputs.rebuilds(args.recipe, preset=args.preset,
+                            max_steps=args.max_steps, seed=args.seed,
+                            save_steps=args.save_steps,
+                            resume_from_checkpoint=args.resume_from_checkpoint)
 
 
 def _train(args):

@@ -59,6 +59,20 @@ def rebuild_command(preset):
             f"kit/policies/{preset}")
 
 
+def rebuilds(recipe, preset=None, max_steps=None, seed=0, save_steps=None,
+             resume_from_checkpoint=None, **ignored):
+    """The preset whose starting policy this run rebuilds, or None.
+
+    Only the documented command does: `train sft --preset P --output-dir
+    kit/policies/P`, the course's steps and seed, nothing resumed or saved
+    on the way (save_starting_policy checks the result before it ships).
+    """
+    if (recipe, max_steps, seed, save_steps, resume_from_checkpoint) == (
+            "sft", None, 0, None, None):
+        return models.check_preset(preset)
+    return None
+
+
 def check_run_dir(path, flag="--output-dir", rebuilds=None):
     """Refuse a training output folder that would destroy something.
 

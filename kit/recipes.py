@@ -302,6 +302,10 @@ def run(name, output_dir=None, save_steps=None, resume_from_checkpoint=None,
     """
     # `~/run` is the home folder's run (Trainer expands it too: say the same)
     output_dir = run_path(Path(output_dir or f"runs/{name}").expanduser())
+    # a notebook too: only the course's rebuild may write into kit/policies
+    outputs.check_run_dir(output_dir, rebuilds=outputs.rebuilds(
+        name, save_steps=save_steps,
+        resume_from_checkpoint=resume_from_checkpoint, **kwargs))
     if save_steps:
         kwargs.update(save_strategy="steps", save_steps=save_steps)
     if resume_from_checkpoint and name != "sft":

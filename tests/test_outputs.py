@@ -87,6 +87,14 @@ def test_only_the_documented_rebuild_writes_into_kit_policies(
             "kit/policies/cpu" in one_line(capsys))
 
 
+def test_a_notebook_cannot_overwrite_the_shipped_policy_either(shipped):
+    from kit import recipes
+    before = sha256(shipped / "cpu" / "model.safetensors")
+    with pytest.raises(ValueError, match="shipped starting policies"):
+        recipes.run("sft", output_dir=shipped / "cpu", max_steps=3)
+    assert sha256(shipped / "cpu" / "model.safetensors") == before
+
+
 def test_the_documented_rebuild_is_let_through(shipped):
     from kit import outputs
     args = cli.parser().parse_args(
