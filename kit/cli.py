@@ -105,7 +105,7 @@ def _bench(args):
     plot = run_path(outputs.expand(args.plot))
     try:  # refused before the benchmark runs, not after
         outputs.check_report(plot, "--plot")
-        outputs.prepare_folder(plot.parent, "--plot")
+        outputs.prepare_folder(plot.parent, "--plot", plot)
     except outputs.Refused as error:
         print(error, file=sys.stderr)
         return 2
@@ -122,7 +122,7 @@ def _report_paths(args):
     for flag, path in reports.items():
         outputs.check_report(path, flag, inputs=map(outputs.expand,
                                                      args.paths))
-        outputs.prepare_folder(path.parent, flag)
+        outputs.prepare_folder(path.parent, flag, path)
     if len({path.resolve() for path in reports.values()}) < len(reports):
         raise outputs.Refused("--csv and --html name the same file: give "
                               "each report its own")

@@ -158,8 +158,11 @@ def _kit_wrote(path):
     return CSV_HEADER_HAS <= set(header)
 
 
-def prepare_folder(folder, flag):
-    """Create `folder` if missing and prove a file can be written there."""
+def prepare_folder(folder, flag, target=None):
+    """Create `folder` if missing and prove a file can be written there.
+
+    target: the file the command will write in it, named in the message.
+    """
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -170,7 +173,8 @@ def prepare_folder(folder, flag):
                         if p.exists() and not p.is_dir()), None)
         why = (f"{blocker} is a file, not a folder" if blocker
                else error.strerror or str(error))
-        raise Refused(f"cannot write {flag} {folder}: {why}") from None
+        raise Refused(f"cannot write {flag} {target or folder}: {why}"
+                      ) from None
     return folder
 
 

@@ -251,7 +251,19 @@ def test_report_parents_under_a_file_are_refused_before_any_work(
               str(tmp_path / "f" / "class.html")], "out"),
             (["bench", "--plot", str(tmp_path / "f" / "bench.png")], "err")):
         assert cli.main(argv) == 2
-        assert "is a file, not a folder" in one_line(capsys, stream)
+        assert one_line(capsys, stream) == (
+            f"cannot write {argv[-2]} {argv[-1]}: {tmp_path / 'f'} is a "
+            f"file, not a folder")
+
+
+def test_report_folders_are_made_before_grading(tmp_path, class_of_two,
+                                               monkeypatch):
+    from kit import grade
+    csv_path = tmp_path / "reports" / "week 3" / "class.csv"
+    monkeypatch.setattr(grade, "main", lambda *a, **k: int(
+        not csv_path.parent.is_dir()))
+    assert cli.main(["grade", str(class_of_two[0]), "--csv",
+                     str(csv_path)]) == 0
 
 
 def test_a_run_named_with_dollars_saves_its_plot(tmp_path):
