@@ -72,7 +72,7 @@ def report():
     for name in PRESETS:  # both ship: a training run must not change them
         problem = policy_problem(name)
         problems += [problem] if problem else []
-        state = "CHANGED, see below" if problem else "as built"
+        state = "NOT AS BUILT, see below" if problem else "as built"
         print(f"policy {name:<6} {policy_path(name)} ({state})")
     print(f"hub           {'online' if is_online() else 'offline'}")
     return problems

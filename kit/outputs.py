@@ -132,9 +132,21 @@ def check_report(path, flag, inputs=()):
     return path
 
 
+def _head(path):
+    """The first 4 kB of a file (b"" when unreadable)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(4096)
+    except OSError:
+        return b""
+
+
 def _is_notebook(path):
+    """An .ipynb, or JSON with an "nbformat" key, whatever its name."""
     if path.suffix == ".ipynb":
         return True
+    if not _head(path).lstrip().startswith(b"{"):
+        return False  # not JSON: no need to read it all
     try:
         return "nbformat" in json.loads(path.read_text("utf-8"))
     except (OSError, ValueError, TypeError):
@@ -143,12 +155,9 @@ def _is_notebook(path):
 
 def _kit_wrote(path):
     """Does the existing file at `path` look like a report the kit wrote?"""
-    try:
-        head = path.open("rb").read(4096)
-    except OSError:
-        return False
     if _is_notebook(path):
         return False
+    head = _head(path)
     text = head.decode("utf-8", "replace")
     if head.startswith(b"\x89PNG"):
         return PNG_MARK in head
