@@ -1,7 +1,9 @@
 """The command line: `python -m kit doctor|train|build|grade|bench`."""
 
 import argparse
+import json
 import sys
+import traceback
 from pathlib import Path
 
 
@@ -16,24 +18,65 @@ def positive_int(text):
     return value
 
 
+# the kit's own code: errors raised here are the kit's one-line refusals
+KIT_DIR = Path(__file__).resolve().parent
+# what the kit raises for bad input (a config rule, a checkpoint it will not
+# resume, a missing policy, a run gone non-finite, a policy outside its band)
+REFUSALS = (ValueError, FileNotFoundError, FloatingPointError, RuntimeError)
+
+
+def _raised_by_kit(error):
+    """True when the innermost frame of `error` is in the kit, not a library:
+    the kit's messages name the field and the fix, a library's may need its
+    traceback."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return bool(frames) and KIT_DIR in Path(
+        frames[-1].filename).resolve().parents
+
+
+def _rebuilds(args):
+    """The preset whose starting policy `args` rebuilds, or None."""
+    from kit import outputs
+    return outputs.rebuilds(args.recipe, preset=args.preset,
+                            max_steps=args.max_steps, seed=args.seed,
+                            save_steps=args.save_steps,
+                            resume_from_checkpoint=args.resume_from_checkpoint)
+
+
 def _train(args):
-    output_dir = Path(args.output_dir or f"runs/{args.recipe}")
-    if output_dir.exists() and not output_dir.is_dir():
-        print(f"--output-dir {output_dir} is a file: give a folder (it is "
-              f"created if missing)", file=sys.stderr)
-        return 2
-    from kit import recipes  # after the checks: refusing takes no time
+    from kit import outputs
+    from kit.models import run_path
+    output_dir = run_path(outputs.expand(args.output_dir
+                                         or f"runs/{args.recipe}"))
     extra = {}
     if args.steps_per_generation is not None:
         if args.recipe != "grpo":
             print("--steps-per-generation is for grpo", file=sys.stderr)
             return 2
         extra["steps_per_generation"] = args.steps_per_generation
-    trainer = recipes.run(args.recipe, output_dir=output_dir,
-                          preset=args.preset, seed=args.seed,
-                          max_steps=args.max_steps, save_steps=args.save_steps,
-                          resume_from_checkpoint=args.resume_from_checkpoint,
-                          **extra)
+    resume = args.resume_from_checkpoint and str(
+        outputs.expand(args.resume_from_checkpoint))
+    created = not output_dir.exists()
+    try:
+        # before any training: a path that cannot be written costs a line
+        outputs.check_run_dir(output_dir, rebuilds=_rebuilds(args))
+        outputs.prepare_folder(output_dir, "--output-dir")
+        from kit import recipes
+        trainer = recipes.run(args.recipe, output_dir=output_dir,
+                              preset=args.preset, seed=args.seed,
+                              max_steps=args.max_steps,
+                              save_steps=args.save_steps,
+                              resume_from_checkpoint=resume, **extra)
+    except REFUSALS as error:
+        if not _raised_by_kit(error):
+            raise
+        if created:  # refused before anything was written: leave no trace
+            try:
+                output_dir.rmdir()  # only if still empty
+            except OSError:
+                pass  # not empty, or another process got there first
+        print(error, file=sys.stderr)
+        return 2
     print(f"saved the model and log_history.json to {trainer.args.output_dir}")
     trainer.accelerator.end_training()  # several processes: part cleanly
     return 0
@@ -57,16 +100,44 @@ def _build(args):
 
 
 def _bench(args):
+    from kit import outputs
+    from kit.models import run_path
+    plot = run_path(outputs.expand(args.plot))
+    try:  # refused before the benchmark runs, not after
+        outputs.check_report(plot, "--plot")
+        outputs.prepare_folder(plot.parent, "--plot", plot)
+    except outputs.Refused as error:
+        print(error, file=sys.stderr)
+        return 2
     from kit import bench
     return bench.main(ks=args.k, repeats=args.repeats, steps=args.steps,
-                      preset=args.preset, as_json=args.json,
-                      plot_path=args.plot)
+                      preset=args.preset, as_json=args.json, plot_path=plot)
+
+
+def _report_paths(args):
+    """--csv and --html, expanded and checked before any notebook runs."""
+    from kit import outputs
+    reports = {flag: outputs.expand(path) for flag, path in
+               (("--csv", args.csv), ("--html", args.html)) if path}
+    for flag, path in reports.items():
+        outputs.check_report(path, flag, inputs=map(outputs.expand,
+                                                     args.paths))
+        outputs.prepare_folder(path.parent, flag, path)
+    if len({path.resolve() for path in reports.values()}) < len(reports):
+        raise outputs.Refused("--csv and --html name the same file: give "
+                              "each report its own")
+    return reports.get("--csv"), reports.get("--html")
 
 
 def _grade(args):
-    from kit import grade
+    from kit import grade, outputs
+    try:
+        csv_path, html_path = _report_paths(args)
+    except outputs.Refused as error:  # printed as grade prints its errors
+        print(json.dumps({"error": str(error)}) if args.json else error)
+        return 2
     return grade.main(args.paths, as_json=args.json, timeout=args.timeout,
-                      jobs=args.jobs, csv_path=args.csv, html_path=args.html)
+                      jobs=args.jobs, csv_path=csv_path, html_path=html_path)
 
 
 def _at_least_one(text):
@@ -78,6 +149,19 @@ def _at_least_one(text):
             f"must be a whole number >= 1, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def seed(text):
+    """argparse type: a seed numpy accepts, 0 to 2**32 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number, got {text!r}") from None
+    if not 0 <= value <= 2**32 - 1:
+        raise argparse.ArgumentTypeError(
+            f"must be from 0 to {2**32 - 1}, got {value}")
     return value
 
 
@@ -94,7 +178,7 @@ def parser():
     train.add_argument("--max-steps", type=positive_int, default=None)
     train.add_argument("--output-dir", default=None,
                        help="default: runs/RECIPE")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=seed, default=0)
     train.add_argument("--steps-per-generation", type=positive_int,
                        default=None,
                        help="grpo: optimizer steps served by one generate()")

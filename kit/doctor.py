@@ -60,7 +60,8 @@ def report():
     if problems:  # the rest needs torch and transformers
         return problems
 
-    from kit.models import default_preset, pick_device, policy_path
+    from kit.models import PRESETS, default_preset, pick_device, policy_path
+    from kit.outputs import policy_problem
     device = pick_device()
     print(f"device        {device}")
     if device.type == "cuda":
@@ -68,10 +69,11 @@ def report():
         print(f"gpu           {torch.cuda.get_device_name(0)}")
     preset = default_preset()
     print(f"preset        {preset}")
-    path = policy_path(preset)
-    found = (path / "config.json").exists()
-    state = "present" if found else "not built yet: first use trains it"
-    print(f"policy        {path} ({state})")
+    for name in PRESETS:  # both ship: a training run must not change them
+        problem = policy_problem(name)
+        problems += [problem] if problem else []
+        state = "NOT AS BUILT, see below" if problem else "as built"
+        print(f"policy {name:<6} {policy_path(name)} ({state})")
     print(f"hub           {'online' if is_online() else 'offline'}")
     return problems
 

@@ -6,6 +6,7 @@ saves the model and `log_history.json`.
 """
 
 import json
+import sys
 from pathlib import Path
 
 import torch
@@ -14,7 +15,7 @@ from transformers import (DataCollatorForSeq2Seq, PrinterCallback,
                           TrainingArguments)
 from transformers.utils.notebook import NotebookProgressCallback
 
-from kit import tasks
+from kit import outputs, tasks
 from kit.live import plot_history
 from kit.models import (check_preset, greedy_accuracy, load_policy,
                         pick_device, policy_path, run_path, tiny_model)
@@ -162,6 +163,7 @@ def save_starting_policy(trainer, preset, path):
             f"the band {BAND}: change SFT[{preset!r}] or STOP_IN_BAND")
     model.to(dtype)
     save(trainer, path)
+    outputs.record_policy(path, preset, accuracy)  # what doctor checks
 
 
 # ----------------------------------------------------------------------- DPO
@@ -271,8 +273,29 @@ def save(trainer, output_dir, metrics=()):
     trainer.save_model(str(output_dir))
     history = trainer.state.log_history
     (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
-    plot_history(history, metrics, title=output_dir.name).savefig(
-        output_dir / "plot.png", dpi=100)
+    save_plot(history, metrics, output_dir)
+
+
+def save_plot(history, metrics, output_dir):
+    """plot.png of the run, titled by its folder; never fails the run.
+
+    The model and log are saved first: a plot that cannot be drawn costs a
+    line on stderr, not the training. A folder name is not mathtext: `$` in
+    `cost_$5` would start a formula, so it is escaped when it trips.
+    """
+    path = Path(output_dir) / "plot.png"
+    title = Path(output_dir).name
+    for attempt in (title, title.replace("$", r"\$")):
+        try:
+            plot_history(history, metrics, title=attempt).savefig(path,
+                                                                 dpi=100)
+            return path
+        except (ValueError, OSError) as error:
+            failure = error
+    first = (str(failure).strip().splitlines() or [""])[-1][:100]
+    print(f"could not draw {path} ({type(failure).__name__}: {first}); "
+          f"the model and log_history.json are saved", file=sys.stderr)
+    return None
 
 
 def run(name, output_dir=None, save_steps=None, resume_from_checkpoint=None,
@@ -282,7 +305,12 @@ def run(name, output_dir=None, save_steps=None, resume_from_checkpoint=None,
     save_steps writes a checkpoint every that many steps; a run resumed from
     one reaches the same weights and log history as one never interrupted.
     """
-    output_dir = run_path(output_dir or f"runs/{name}")
+    # `~/run` is the home folder's run (Trainer expands it too: say the same)
+    output_dir = run_path(Path(output_dir or f"runs/{name}").expanduser())
+    # a notebook too: only the course's rebuild may write into kit/policies
+    outputs.check_run_dir(output_dir, rebuilds=outputs.rebuilds(
+        name, save_steps=save_steps,
+        resume_from_checkpoint=resume_from_checkpoint, **kwargs))
     if save_steps:
         kwargs.update(save_strategy="steps", save_steps=save_steps)
     if resume_from_checkpoint and name != "sft":

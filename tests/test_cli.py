@@ -99,3 +99,50 @@ def test_train_into_a_file_is_one_line_not_a_traceback(tmp_path):
     assert result.stderr.strip() == (
         f"--output-dir {a_file} is a file: give a folder (it is created "
         f"if missing)")
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**32), "1.5"])
+def test_a_seed_numpy_cannot_take_is_refused_by_argparse(seed, capsys):
+    # -1 once trained nothing and ended in numpy's "Seed must be between 0
+    # and 2**32 - 1" traceback
+    with pytest.raises(SystemExit) as exit_:
+        cli.parser().parse_args(["train", "sft", "--seed", seed])
+    assert exit_.value.code == 2
+    assert "argument --seed: must be" in capsys.readouterr().err
+    assert cli.parser().parse_args(
+        ["train", "sft", "--seed", str(2**32 - 1)]).seed == 2**32 - 1
+
+
+def test_a_kit_refusal_during_train_setup_is_one_line(tmp_path, monkeypatch,
+                                                      capsys):
+    from kit import models, recipes
+    # any of the kit's own ValueErrors, here the preset rule
+    monkeypatch.setattr(recipes, "run",
+                        lambda *a, **k: models.check_preset("tpu"))
+    out = tmp_path / "run"
+    assert cli.main(["train", "sft", "--output-dir", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "preset must be one of ['cpu', 'gpu'], got 'tpu'")
+    assert not out.exists()  # the folder made for the run is gone again
+
+
+def test_a_library_error_keeps_its_traceback(tmp_path, monkeypatch):
+    from kit import recipes
+
+    def library_bug(*args, **kwargs):
+        raise ValueError("not the kit's")
+    monkeypatch.setattr(recipes, "run", library_bug)
+    with pytest.raises(ValueError, match="not the kit's"):
+        cli.main(["train", "sft", "--output-dir", str(tmp_path / "run")])
+
+
+def test_resuming_from_a_folder_no_kit_trainer_saved_is_one_line(tmp_path):
+    # the long-standing traceback of `kit train` for a trainer's ValueError
+    empty = tmp_path / "not-a-checkpoint"
+    empty.mkdir()
+    result = kit("train", "grpo", "--max-steps", "1", "--output-dir",
+                 str(tmp_path / "run"), "--resume-from-checkpoint", str(empty))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        f"cannot resume from {empty}: ")
