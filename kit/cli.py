@@ -66,7 +66,8 @@ def _bench(args):
 def _grade(args):
     from kit import grade
     return grade.main(args.paths, as_json=args.json, timeout=args.timeout,
-                      jobs=args.jobs, csv_path=args.csv, html_path=args.html)
+                      jobs=args.jobs, csv_path=args.csv, html_path=args.html,
+                      all_cells=args.all_cells)
 
 
 def _at_least_one(text):
@@ -124,6 +125,9 @@ def parser():
                        help="kernels at a time (default: CPUs, at most 4)")
     grade.add_argument("--timeout", type=_at_least_one, default=600,
                        help="seconds allowed per cell (default 600)")
+    grade.add_argument("--all-cells", action="store_true",
+                       help="also run the cells tagged train or plot "
+                            "(no check needs them; skipped by default)")
 
     bench = commands.add_parser(
         "bench", help="time GRPO's generation at several steps_per_generation")
