@@ -455,3 +455,129 @@ def test_a_report_that_cannot_be_written_is_one_line(tmp_path, capsys):
     assert captured.out.startswith("could not grade")  # shown first
     assert captured.err == (f"could not write {csv_path}: "
                             "No such file or directory\n")
+
+
+# ------------------------------------- what grade skips (issue 18, item 5)
+
+def _bound_and_used(source):
+    import ast
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a learner's stub line: nothing to learn from it
+        return set(), set()
+    bound, used = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else used).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return bound, used
+
+
+@pytest.mark.parametrize("path", sorted(course.NOTEBOOKS.glob("0*.ipynb")) +
+                         sorted(course.SOLUTIONS.glob("0*.ipynb")),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_grade_skips_only_cells_no_check_needs(path):
+    """Training and explorer cells are tagged; no tagged cell checks, and
+    no untagged cell uses what only a tagged cell defines."""
+    notebook = nbformat.read(path, as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    if not grade.exercises_in(notebook):
+        return  # never graded: 00 and 06 have no exercises
+    only_tagged = set()
+    for cell in code:
+        tagged = bool(grade.SKIPPED_TAGS & set(cell.metadata.get("tags", [])))
+        bound, used = _bound_and_used(cell.source)
+        trains = re.search(r"(?<!model)\.train\(\)|\bexplore_\w+\(\)",
+                           cell.source)
+        assert tagged or not trains, cell.source[:80]
+        if tagged:
+            assert "check(" not in cell.source, cell.source[:80]
+            only_tagged |= bound
+        else:
+            assert not (used & only_tagged), (cell.source[:80],
+                                              used & only_tagged)
+            only_tagged -= bound
+
+
+# --------------------------------- a class run that is stopped (L5, L6)
+
+# the grader is the parent of kit.grade_kernel, the kernel's parent
+GRADER_PID = ("import os\ngrader = int(open(f'/proc/{os.getppid()}/stat')"
+              ".read().rsplit(')', 1)[1].split()[1])")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_class_run_keeps_what_was_graded(tmp_path, monkeypatch,
+                                                   signum):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    root = tmp_path / "class"
+    write_notebook(root / "a" / NB, *fake(("dpo_loss", None, "passed")))
+    write_notebook(root / "b" / NB, GRADER_PID,
+                   f"os.kill(grader, {int(signum)}); import time; "
+                   "time.sleep(30)")
+    write_notebook(root / "c" / NB, "1/0")  # never started
+    csv_path = tmp_path / "class.csv"
+    result = kit_grade(root, "--jobs", "1", "--csv", csv_path)
+    assert result.returncode == 130, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        f"Interrupted: 1 of 3 submissions graded, kept in {csv_path}.")
+    with open(csv_path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {row["submission"] for row in rows} == {f"a/{NB}"}
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not list(tmp_path.glob("kit-grade-*"))  # temporary folders gone
+
+
+def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
+    spy = tmp_path / "kernel.pid"
+    path = write_notebook(tmp_path / "nb.ipynb", *fake(),
+                          f"open({str(spy)!r}, 'w').write(str(os.getpid()))"
+                          "\nimport time; time.sleep(60)")
+    (tmp_path / "tmp").mkdir()
+    grader = subprocess.Popen(
+        [sys.executable, "-m", "kit", "grade", str(path)],
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):  # the kernel is running its last cell
+        if spy.exists() and spy.read_text():
+            break
+        time.sleep(0.1)
+    grader.kill()
+    grader.wait()
+    kernel = int(spy.read_text())
+    for _ in range(100):  # kit.grade_kernel notices, and cleans up
+        if not list((tmp_path / "tmp").glob("kit-grade-*")):
+            break
+        time.sleep(0.1)
+    assert not list((tmp_path / "tmp").glob("kit-grade-*"))
+    with pytest.raises(ProcessLookupError):
+        for _ in range(50):
+            os.kill(kernel, 0)
+            time.sleep(0.1)
+
+
+# ---------------------------------------------- reports of forged records
+
+def _card(exercise_id, status, error=None):
+    row = {"id": exercise_id, "stars": 1, "status": status, "mistake": None,
+           "message": "m", "attempts": 1, "mistakes": []}
+    return {"submission": "s.ipynb", "notebook": "03", "error": error,
+            "exercises": [row], "passed": 0, "total": 1}
+
+
+def test_the_page_escapes_a_status_even_in_a_class_attribute():
+    from kit import gradebook
+    cards = [_card("dpo_loss", '"><script>alert(1)</script>')]
+    html = gradebook.html_page(cards, gradebook.summarise(cards))
+    assert "<script" not in html and 'class="not-graded"' in html
+
+
+def test_a_label_with_dollars_still_gets_a_whole_page(tmp_path):
+    from kit import gradebook
+    cards = [_card("$\\frac{$", "failed")]
+    path = tmp_path / "class.html"
+    gradebook.write_html(cards, gradebook.summarise(cards), path)
+    assert "data:image/png;base64" in path.read_text(encoding="utf-8")
