@@ -581,3 +581,32 @@ def test_a_label_with_dollars_still_gets_a_whole_page(tmp_path):
     path = tmp_path / "class.html"
     gradebook.write_html(cards, gradebook.summarise(cards), path)
     assert "data:image/png;base64" in path.read_text(encoding="utf-8")
+
+
+# ------------------------------------ the words beside a later exercise
+
+def test_a_wrong_earlier_exercise_is_failed_not_not_done_yet(monkeypatch):
+    import torch.nn.functional as F
+    from transformers import Trainer
+
+    from kit.checks import check
+
+    def unshifted(logits, labels):  # wrong, not a stub
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten(),
+                               ignore_index=-100)
+
+    class MyTrainer(Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False,
+                         num_items_in_batch=None):
+            labels = inputs.pop("labels")
+            outputs = model(**inputs)
+            loss = causal_lm_loss(outputs.logits, labels)  # noqa: F821
+            return (loss, outputs) if return_outputs else loss
+
+    monkeypatch.setitem(globals(), "causal_lm_loss", unshifted)
+    monkeypatch.delenv("KIT_GRADE_FILE", raising=False)
+    with redirect_stdout(io.StringIO()):
+        result = check("compute_loss", MyTrainer)
+    assert "exercise 1 does not pass its check: using the kit's " in (
+        result.message)
+    assert "not done yet" not in result.message
