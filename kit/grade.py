@@ -166,11 +166,12 @@ def first_line(cell, width=50):
 
 # ------------------------------------------------------- running one kernel
 
-def _kernel_env(grade_file, token):
+def _kernel_env(work, token):
     env = {k: v for k, v in os.environ.items()
            if k in KERNEL_ENV or k.startswith("LC_")}
-    env.update(KIT_GRADE_FILE=str(grade_file), KIT_HEADLESS="1",
-               KIT_GRADE_RUN=token,
+    # runs/ inside the submission's own folder: two kernels never share one
+    env.update(KIT_GRADE_FILE=str(work / "grades.jsonl"), KIT_HEADLESS="1",
+               KIT_GRADE_RUN=token, KIT_RUNS=str(work / "cwd" / "runs"),
                HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"),
                PYTHONPATH=os.pathsep.join(
                    [KIT_ROOT] + [p for p in [os.environ.get("PYTHONPATH")]
@@ -231,7 +232,7 @@ def execute(notebook, timeout):
             # own event loop: several kernels run in threads side by side
             # (the kernel's own stderr is its logging, not the student's)
             asyncio.run(client.async_execute(
-                env=_kernel_env(grade_file, token), cwd=str(work / "cwd"),
+                env=_kernel_env(work, token), cwd=str(work / "cwd"),
                 stderr=subprocess.DEVNULL))
         except Exception as error:
             error.cell = running["cell"]
@@ -472,11 +473,15 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
     summary = gradebook.summarise(cards)
     if interrupted:
         reports.write(cards)
-        print(gradebook.class_summary(cards, summary))
         kept = ", ".join(str(p) for p, _ in reports.targets
                          if p not in reports.failed)
-        print(f"Interrupted: {len(cards)} of {len(submissions)} submissions "
-              "graded" + (f", kept in {kept}" if kept else "") + ".")
+        said = (f"Interrupted: {len(cards)} of {len(submissions)} "
+                "submissions graded" + (f", kept in {kept}" if kept else "")
+                + ".")
+        print(json.dumps({"error": said, "summary": summary,
+                          "submissions": cards}, indent=1,
+                         ensure_ascii=False) if as_json
+              else gradebook.class_summary(cards, summary) + "\n" + said)
         code = 130
     elif single:
         card = cards[0]

@@ -105,7 +105,8 @@ HOSTILE = {
         "import signal, subprocess\nos.kill(os.getppid(), signal.SIGTERM)\n"
         "child = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
         "open(os.environ['SPY'], 'w').write(json.dumps([child.pid, "
-        "os.environ.get('INSTRUCTOR_SECRET'), os.getppid()]))"],
+        "os.environ.get('INSTRUCTOR_SECRET'), os.getppid(), "
+        "os.environ['KIT_RUNS']]))"],
     "kim": fake(("sequence_logps", None, "passed")) + [
         "print('x' * 5000)", "check('dpo_loss', None, 'passed')"],
 }
@@ -196,8 +197,9 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
 
 def test_a_hostile_kernel_reaches_neither_grader_nor_secret(graded_class):
     result, _, _, spy = graded_class
-    child, secret, parent = json.loads(spy.read_text())
+    child, secret, parent, runs = json.loads(spy.read_text())
     assert secret is None  # U3: the grader's environment stayed behind
+    assert "kit-grade-" in runs  # runs/ in its own folder, removed after
     assert parent != os.getpid()  # its SIGTERM went to kit.grade_kernel
     assert "jon/03_dpo_compute_loss.ipynb" not in result.stdout  # no error
     with pytest.raises(ProcessLookupError):  # U2: its own session ended
