@@ -407,11 +407,13 @@ def grade_all(submissions, jobs, timeout, all_cells=False, progress=True,
     except KeyboardInterrupt as interrupt:
         main_thread = threading.current_thread() is threading.main_thread()
         if main_thread:  # a second Ctrl-C must not cut the clean-up short
-            previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            previous = {number: signal.signal(number, signal.SIG_IGN)
+                        for number in (signal.SIGINT, signal.SIGTERM)}
         _stop_running_kernels()
         pool.shutdown(wait=True, cancel_futures=True)
         if main_thread:
-            signal.signal(signal.SIGINT, previous)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
         interrupt.cards = cards
         raise
     pool.shutdown()

@@ -195,6 +195,19 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
         kim["message"])
 
 
+def _ends(pid, seconds=5):
+    """The process is gone (or a zombie no one has reaped yet) in time."""
+    for _ in range(int(seconds * 10)):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def test_a_hostile_kernel_reaches_neither_grader_nor_secret(graded_class):
     result, _, _, spy = graded_class
     child, secret, parent, runs = json.loads(spy.read_text())
@@ -202,10 +215,7 @@ def test_a_hostile_kernel_reaches_neither_grader_nor_secret(graded_class):
     assert "kit-grade-" in runs  # runs/ in its own folder, removed after
     assert parent != os.getpid()  # its SIGTERM went to kit.grade_kernel
     assert "jon/03_dpo_compute_loss.ipynb" not in result.stdout  # no error
-    with pytest.raises(ProcessLookupError):  # U2: its own session ended
-        for _ in range(50):
-            os.kill(child, 0)
-            time.sleep(0.1)
+    assert _ends(child)  # U2: its own session ended with the kernel
 
 
 def test_class_summary_counts_and_exit_code(graded_class):
@@ -555,10 +565,7 @@ def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
             break
         time.sleep(0.1)
     assert not list((tmp_path / "tmp").glob("kit-grade-*"))
-    with pytest.raises(ProcessLookupError):
-        for _ in range(50):
-            os.kill(kernel, 0)
-            time.sleep(0.1)
+    assert _ends(kernel)
 
 
 # ---------------------------------------------- reports of forged records
