@@ -230,10 +230,11 @@ def execute(notebook, timeout):
             kernel_manager_class=_through_the_shim(work))
         try:
             # own event loop: several kernels run in threads side by side
-            # (the kernel's own stderr is its logging, not the student's)
+            # (the kernel's own stdout and stderr are its logging, not the
+            # student's, and must not mix into the grader's --json)
             asyncio.run(client.async_execute(
                 env=_kernel_env(work, token), cwd=str(work / "cwd"),
-                stderr=subprocess.DEVNULL))
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         except Exception as error:
             error.cell = running["cell"]
             stopped = error
