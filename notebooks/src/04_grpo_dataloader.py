@@ -31,7 +31,7 @@ setup_notebook()
 # the other. Time both on the same 32 sequences, for longer and longer
 # completions:
 
-# %%
+# %% tags=["train"]
 policy, tokenizer = load_policy()
 prompts = tokenizer(["12+34="] * 32, return_tensors="pt")
 optimizer = torch.optim.AdamW(policy.parameters())
@@ -122,7 +122,7 @@ check("get_train_dataloader", MyGRPOTrainer)
 # `steps_per_generation=8` gives one dataloader batch of 32 — and 8 times
 # fewer `generate()` calls.
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 from kit.models import run_path  # runs/ at the repository's root
 
 args = GRPOConfig(run_path("runs/04_docs"), per_device_train_batch_size=4,
