@@ -137,7 +137,8 @@ def _grade(args):
         print(json.dumps({"error": str(error)}) if args.json else error)
         return 2
     return grade.main(args.paths, as_json=args.json, timeout=args.timeout,
-                      jobs=args.jobs, csv_path=csv_path, html_path=html_path)
+                      jobs=args.jobs, csv_path=csv_path, html_path=html_path,
+                      all_cells=args.all_cells)
 
 
 def _at_least_one(text):
@@ -208,6 +209,9 @@ def parser():
                        help="kernels at a time (default: CPUs, at most 4)")
     grade.add_argument("--timeout", type=_at_least_one, default=600,
                        help="seconds allowed per cell (default 600)")
+    grade.add_argument("--all-cells", action="store_true",
+                       help="also run the cells tagged train or plot "
+                            "(no check needs them; skipped by default)")
 
     bench = commands.add_parser(
         "bench", help="time GRPO's generation at several steps_per_generation")

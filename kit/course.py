@@ -14,6 +14,9 @@ The solved copy drops the markers and the stubs; the learner's copy swaps
 each solution for its stub, or for `raise NotImplementedError`. A cell tagged
 `uses-exercise` runs code the learner writes, so in the learner's copy it is
 tagged `raises-exception`: nbval and `grade` then expect it may fail.
+A cell tagged `train` (it trains, or reads what training made) or `plot`
+(it only draws) keeps its tag in both copies: no check needs it, so
+`kit grade` skips it unless `--all-cells`.
 """
 
 import inspect

@@ -3,17 +3,24 @@
 PATH is a notebook or a folder (every .ipynb below it, except in
 `solutions/` and `.ipynb_checkpoints/`). Each submission runs headless in a
 fresh kernel of its own, every cell even after an error, in an empty
-temporary folder, N kernels at a time. Each `check(...)` call appends one
-JSON line to the file named in the kernel's KIT_GRADE_FILE (a file of that
-submission's own); the exercises are found in the notebook's code, so one
-never checked still shows up, as "not attempted".
+temporary folder, N kernels at a time; cells tagged `train` or `plot` (they
+only train or draw, no check needs them) are skipped unless `all_cells`.
+Each `check(...)` call appends one JSON line to the file named in the
+kernel's KIT_GRADE_FILE (a file of that submission's own). Which exercises
+exist is the course's business, not the notebook's: a copy of notebook 03
+is graded on all of 03's exercises, and one whose check never ran (or
+whose check cell was deleted) shows up as "not attempted".
 
-Student code runs with the grader's rights, as in nbgrader: grade only
-what you would run yourself.
+Each submission is graded inside its own guard: a broken or hostile file
+is one failed row, never the end of the class. Reports are rewritten after
+each submission, so Ctrl-C (or SIGTERM) keeps what was graded. Kernels run
+through `kit.grade_kernel`, which keeps them away from the grader and ends
+whatever they start. Student code still runs with the grader's rights:
+the README says what that leaves open, and the container that closes it.
 
 Exit codes, one notebook: 0 every exercise passed, 1 some did not, 2 it
 could not be graded. Several: 0 every submission graded (whatever the
-scores), 1 some could not be graded, 2 none could.
+scores), 1 some could not be graded, 2 none could; 130 interrupted.
 """
 
 import asyncio
@@ -21,30 +28,58 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import nbformat
+from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from tqdm import tqdm
 
 import kit
-from kit import gradebook
+from kit import gradebook, grade_kernel
 from kit.checks import EXERCISES
 
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([\w.-]+)["']""")
 ANY_CHECK = re.compile(r"\bcheck\(")
 SKIPPED_FOLDERS = {"solutions", ".ipynb_checkpoints"}
+SKIPPED_TAGS = {"train", "plot"}  # cells no check needs (kit.course)
+STATUSES = {"passed", "failed", "not attempted"}  # what check() records
+OUTPUT_LIMIT = 20_000_000  # characters a notebook may print, all cells
+GRADE_FILE_LIMIT = 1_000_000  # bytes of grade records read
+MESSAGE_LIMIT = 500  # characters of a checker's message kept
 # the folder holding `kit`: kernels import the grader's own kit from it
 KIT_ROOT = str(Path(kit.__file__).resolve().parent.parent)
+# the course's own exercise list, notebook by notebook, in order
+COURSE = {}
+for _exercise in EXERCISES.values():
+    COURSE.setdefault(_exercise.notebook, []).append(_exercise.id)
+# what a kernel may see of the grader's environment (not its secrets)
+KERNEL_ENV = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ",
+              "TMPDIR", "TERM", "SHELL", "LD_LIBRARY_PATH", "MPLBACKEND",
+              "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+              "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "ATEN_CPU_CAPABILITY",
+              "HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE",
+              "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE",
+              "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "KIT_PRESET"}
+
+_running = set()  # KIT_GRADE_RUN tokens of the kernels running now
+_stopping = threading.Event()  # set on Ctrl-C: start no more kernels
 
 
 class CannotGrade(Exception):
     """Nothing to grade at all: the message is the one line we print."""
+
+
+class OutputLimit(Exception):
+    """The notebook printed more than OUTPUT_LIMIT characters."""
 
 
 # ----------------------------------------------------------- what to grade
@@ -76,6 +111,20 @@ def find_submissions(paths):
     return [(str(a.relative_to(root)), p) for a, p in zip(absolute, unique)]
 
 
+def read_notebook(path):
+    """The notebook, every cell with text for a source; else ValueError."""
+    notebook = nbformat.read(path, as_version=4)
+    cells = notebook.get("cells")
+    if not isinstance(cells, list):
+        raise ValueError("it has no list of cells")
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or not isinstance(
+                cell.get("source"), str) or not isinstance(
+                cell.get("cell_type"), str):
+            raise ValueError(f"cell {number} has no source text")
+    return notebook
+
+
 def exercises_in(notebook):
     """Exercise ids in the order the notebook's code cells check them."""
     ids = []
@@ -85,24 +134,82 @@ def exercises_in(notebook):
     return ids
 
 
+def course_notebook(path, ids):
+    """The course notebook this is a copy of, whatever the student named
+    it (or deleted): the one its checks belong to, else its file name."""
+    checked = {EXERCISES[i].notebook for i in ids if i in EXERCISES}
+    if len(checked) == 1:
+        return checked.pop()
+    if not checked and Path(path).stem in COURSE:
+        return Path(path).stem
+    return None
+
+
+def _tags(cell):
+    tags = cell.get("metadata", {}).get("tags", [])
+    return {t for t in tags if isinstance(t, str)} if isinstance(
+        tags, list) else set()
+
+
+def skip_cells(notebook):
+    """Empty the cells tagged `train` or `plot`: nbclient skips them."""
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and SKIPPED_TAGS & _tags(cell):
+            cell.source = ""
+
+
+def first_line(cell, width=50):
+    line = next((l.strip() for l in cell.source.splitlines() if l.strip()),
+                "")
+    return line if len(line) <= width else line[:width - 1] + "…"
+
+
 # ------------------------------------------------------- running one kernel
 
-def _kernel_env(grade_file):
-    env = dict(os.environ)
-    env.pop("KIT_STRICT", None)  # grade every exercise, stop at none
-    env.update(KIT_GRADE_FILE=str(grade_file), KIT_HEADLESS="1",
+def _kernel_env(work, token):
+    env = {k: v for k, v in os.environ.items()
+           if k in KERNEL_ENV or k.startswith("LC_")}
+    # runs/ inside the submission's own folder: two kernels never share one
+    env.update(KIT_GRADE_FILE=str(work / "grades.jsonl"), KIT_HEADLESS="1",
+               KIT_GRADE_RUN=token, KIT_RUNS=str(work / "cwd" / "runs"),
                HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"),
                PYTHONPATH=os.pathsep.join(
-                   [KIT_ROOT] + [p for p in [env.get("PYTHONPATH")] if p]))
+                   [KIT_ROOT] + [p for p in [os.environ.get("PYTHONPATH")]
+                                 if p]))
     return env
 
 
-def execute(notebook, timeout):
-    """Run every cell in a fresh kernel and a fresh folder.
+def _through_the_shim(work):
+    """A kernel manager that starts the kernel under kit.grade_kernel."""
+    class ShimmedKernelManager(AsyncKernelManager):
+        def format_kernel_cmd(self, extra_arguments=None):
+            return [sys.executable, "-m", "kit.grade_kernel", str(work),
+                    "--"] + super().format_kernel_cmd(extra_arguments)
+    return ShimmedKernelManager
 
-    Returns the grade records and the error that stopped the run (None,
-    or CellTimeoutError / DeadKernelError with `.cell`, the number from 1
-    of the cell that was running); records made before it are kept.
+
+class GradingClient(NotebookClient):
+    """Runs the cells and keeps none of their output: the grader reads the
+    grade file only. Past OUTPUT_LIMIT characters printed, it stops."""
+
+    printed = 0
+
+    def output(self, outs, msg, display_id, cell_index):
+        content = msg.get("content", {})
+        self.printed += len(str(content.get("text", ""))) + sum(
+            len(str(v)) for v in (content.get("data") or {}).values())
+        if self.printed > OUTPUT_LIMIT:
+            raise OutputLimit
+        return None
+
+
+def execute(notebook, timeout):
+    """Run the cells in a fresh kernel and a fresh folder.
+
+    Returns the grade file's lines and the error that stopped the run
+    (None, or an exception; CellTimeoutError / DeadKernelError get `.cell`,
+    the number from 1 of the cell that was running); lines written before
+    it are kept.
     """
     running = {"cell": 0}
 
@@ -110,66 +217,88 @@ def execute(notebook, timeout):
         running["cell"] = cell_index + 1
 
     work = Path(tempfile.mkdtemp(prefix="kit-grade-"))
+    token = uuid.uuid4().hex
     stopped = None
+    _running.add(token)
     try:
         # the grade file sits beside, not inside, the student's folder
         (work / "cwd").mkdir()
         grade_file = work / "grades.jsonl"
-        client = NotebookClient(
+        client = GradingClient(
             notebook, timeout=timeout, allow_errors=True,
-            kernel_name="python3", on_cell_execute=on_cell_execute)
+            kernel_name="python3", on_cell_execute=on_cell_execute,
+            kernel_manager_class=_through_the_shim(work))
         try:
             # own event loop: several kernels run in threads side by side
-            # (the kernel's own stderr is its logging, not the student's)
+            # (the kernel's own stdout and stderr are its logging, not the
+            # student's, and must not mix into the grader's --json)
             asyncio.run(client.async_execute(
-                env=_kernel_env(grade_file), cwd=str(work / "cwd"),
-                stderr=subprocess.DEVNULL))
-        except (CellTimeoutError, DeadKernelError) as error:
+                env=_kernel_env(work, token), cwd=str(work / "cwd"),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        except Exception as error:
             error.cell = running["cell"]
             stopped = error
-        lines = (grade_file.read_text("utf-8", "replace").splitlines()
-                 if grade_file.exists() else [])
+        lines = []
+        if grade_file.exists():
+            with open(grade_file, "rb") as f:
+                lines = f.read(GRADE_FILE_LIMIT).decode(
+                    "utf-8", "replace").splitlines()
     finally:
+        grade_kernel.sweep(token)  # what the kernel started, wherever
+        _running.discard(token)
         shutil.rmtree(work, ignore_errors=True)
-    return _records(lines), stopped
+    return lines, stopped
 
 
-def _records(lines):
-    """The grade file's JSON objects; mangled lines skipped."""
-    records = []
+def records(lines, ids):
+    """The grade file's verdicts on exercises in `ids`: forged, mangled or
+    foreign lines are skipped, and unknown mistake ids dropped."""
+    kept = []
     for line in lines:
         try:
             record = json.loads(line)
         except ValueError:
             continue
-        if isinstance(record, dict) and isinstance(record.get("id"), str):
-            records.append(record)
-    return records
+        if not (isinstance(record, dict) and record.get("id") in ids
+                and record.get("status") in STATUSES):
+            continue
+        known = {m.id for m in EXERCISES[record["id"]].mistakes}
+        message = record.get("message")
+        kept.append({
+            "id": record["id"], "status": record["status"],
+            "mistake": record.get("mistake") if isinstance(
+                record.get("mistake"), str) and record["mistake"] in known
+            else None,
+            "message": (message if isinstance(message, str)
+                        else "")[:MESSAGE_LIMIT]})
+    return kept
 
 
-def _exercise_rows(ids, records, error):
+def _exercise_rows(ids, in_code, verdicts, error):
     attempts = {}
-    for record in records:
-        attempts.setdefault(record.get("id"), []).append(record)
+    for record in verdicts:
+        attempts.setdefault(record["id"], []).append(record)
     rows = []
-    for exercise_id in ids + [i for i in attempts if i not in ids]:
+    for exercise_id in ids:
         tries = attempts.get(exercise_id, [])
         last = tries[-1] if tries else {}
-        known = EXERCISES.get(exercise_id)
         if tries:
-            status, message = last.get("status"), last.get("message") or ""
+            status, message = last["status"], last["message"]
         elif error:
             status, message = "not graded", error
-        else:
+        elif exercise_id in in_code:
             status = "not attempted"
             message = "its check(...) never ran: an error before it?"
+        else:
+            status = "not attempted"
+            message = "no check(...) for it in this notebook"
         rows.append({
-            "id": exercise_id, "stars": known.stars if known else None,
+            "id": exercise_id, "stars": EXERCISES[exercise_id].stars,
             "status": status, "mistake": last.get("mistake"),
             "message": message, "attempts": len(tries),
             # every named mistake made on the way, for the class summary
             "mistakes": list(dict.fromkeys(
-                t["mistake"] for t in tries if t.get("mistake")))})
+                t["mistake"] for t in tries if t["mistake"]))})
     return rows
 
 
@@ -179,63 +308,117 @@ def _not_a_notebook(error):
     if isinstance(error, OSError):
         return f"cannot read it: {error.strerror}"
     first = (str(error).strip().splitlines() or [""])[0][:100]
+    if isinstance(error, ValueError) and type(error) is ValueError:
+        return f"not a notebook: {first}"
     return f"not a notebook: {type(error).__name__}: {first}"
 
 
-def grade_one(label, path, timeout):
+def _stopped_because(stopped, notebook, timeout):
+    """The one line that says why a run stopped."""
+    cell = getattr(stopped, "cell", 0)
+    where = f"cell {cell}"
+    if 0 < cell <= len(notebook.cells):
+        where += f" (`{first_line(notebook.cells[cell - 1])}`)"
+    if isinstance(stopped, CellTimeoutError):
+        return (f"{where} ran past the time limit ({timeout} s per cell): "
+                "raise it with --timeout")
+    if isinstance(stopped, DeadKernelError):
+        return (f"the kernel died in {where} (a crash or out of memory), "
+                "no time limit was hit")
+    if isinstance(stopped, OutputLimit):
+        return (f"{where} printed more than {OUTPUT_LIMIT:,} characters "
+                "(all cells together), so the run was stopped")
+    first = (str(stopped).strip().splitlines() or [""])[0][:200]
+    return f"could not run it: {type(stopped).__name__}: {first}"
+
+
+def grade_one(label, path, timeout, all_cells=False):
     """Grade one submission; never raises: trouble goes in "error"."""
     card = {"submission": label, "notebook": Path(path).stem, "error": None,
             "exercises": [], "passed": 0, "total": 0}
     try:
-        notebook = nbformat.read(path, as_version=4)
-    except Exception as error:
-        card["error"] = _not_a_notebook(error)
-        return card
-    ids = exercises_in(notebook)
-    # the course notebook it is a copy of, whatever the student named it
-    course = {EXERCISES[i].notebook for i in ids if i in EXERCISES}
-    if len(course) == 1:
-        card["notebook"] = course.pop()
-    records = []
-    if not ids and not any(ANY_CHECK.search(c.source)
-                           for c in notebook.cells if c.cell_type == "code"):
-        card["error"] = "no exercises found: no check(...) calls"
-        return card
-    try:
-        records, stopped = execute(notebook, timeout)
+        _grade_into(card, path, timeout, all_cells)
     except Exception as error:  # one broken submission must not stop a class
-        stopped = error
-    if isinstance(stopped, CellTimeoutError):
-        card["error"] = (f"cell {stopped.cell} ran past the time limit "
-                         f"({timeout} s per cell)")
-    elif isinstance(stopped, DeadKernelError):
-        card["error"] = (f"the kernel died in cell {stopped.cell} (a crash "
-                         "or out of memory), no time limit was hit")
-    elif stopped:
-        card["error"] = (f"could not run it: {type(stopped).__name__}: "
-                         f"{stopped}")
-    card["exercises"] = _exercise_rows(ids, records, card["error"])
-    if not card["exercises"] and not card["error"]:
-        card["error"] = "no exercises found: no check(...) call ran"
+        card["error"] = (f"could not grade it: {type(error).__name__}: "
+                         f"{str(error)[:200]}")
     card["passed"] = sum(r["status"] == "passed" for r in card["exercises"])
     card["total"] = len(card["exercises"])
     return card
 
 
-def grade_all(submissions, jobs, timeout, progress=True):
-    """Grade (label, path) pairs, `jobs` at a time; cards in label order."""
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    futures = [pool.submit(grade_one, label, path, timeout)
-               for label, path in submissions]
+def _grade_into(card, path, timeout, all_cells):
     try:
-        for future in tqdm(futures, desc="grading", unit="notebook",
-                           file=sys.stderr, disable=not progress):
-            future.result()
-    finally:
-        # on Ctrl-C: start no more kernels (the running ones finish)
-        pool.shutdown(cancel_futures=True)
-    return sorted((f.result() for f in futures),
-                  key=lambda card: card["submission"])
+        notebook = read_notebook(path)
+    except Exception as error:
+        card["error"] = _not_a_notebook(error)
+        if Path(path).stem in COURSE:  # its exercises, each "not graded"
+            card["exercises"] = _exercise_rows(
+                COURSE[Path(path).stem], [], [], card["error"])
+        return
+    in_code = exercises_in(notebook)
+    course = course_notebook(path, in_code)
+    if course:
+        card["notebook"] = course
+    ids = COURSE[course] if course else [i for i in in_code
+                                         if i in EXERCISES]
+    if not ids and not any(ANY_CHECK.search(c.source)
+                           for c in notebook.cells if c.cell_type == "code"):
+        card["error"] = "no exercises found: no check(...) calls"
+        return
+    if _stopping.is_set():
+        raise KeyboardInterrupt
+    if not all_cells:
+        skip_cells(notebook)
+    lines, stopped = execute(notebook, timeout)
+    if stopped is not None:
+        card["error"] = _stopped_because(stopped, notebook, timeout)
+    card["exercises"] = _exercise_rows(ids, in_code, records(lines, ids),
+                                       card["error"])
+    if not card["exercises"] and not card["error"]:
+        card["error"] = "no exercises found: no check(...) call ran"
+
+
+def _stop_running_kernels():
+    _stopping.set()
+    for token in list(_running):
+        grade_kernel.sweep(token)
+
+
+def grade_all(submissions, jobs, timeout, all_cells=False, progress=True,
+              on_card=None):
+    """Grade (label, path) pairs, `jobs` at a time; cards in label order.
+
+    `on_card(cards)` runs after each submission, with those graded so far.
+    On Ctrl-C the running kernels are stopped and KeyboardInterrupt is
+    raised with `.cards`, the submissions graded before it.
+    """
+    _stopping.clear()
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures = [pool.submit(grade_one, label, path, timeout, all_cells)
+               for label, path in submissions]
+    cards = []
+    try:
+        for future in tqdm(as_completed(futures), total=len(futures),
+                           desc="grading", unit="notebook", file=sys.stderr,
+                           disable=not progress):
+            cards.append(future.result())
+            cards.sort(key=lambda card: card["submission"])
+            if on_card:
+                on_card(cards)
+    except KeyboardInterrupt as interrupt:
+        main_thread = threading.current_thread() is threading.main_thread()
+        if main_thread:  # a second Ctrl-C must not cut the clean-up short
+            previous = {number: signal.signal(number, signal.SIG_IGN)
+                        for number in (signal.SIGINT, signal.SIGTERM)}
+        _stop_running_kernels()
+        pool.shutdown(wait=True, cancel_futures=True)
+        if main_thread:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+        interrupt.cards = cards
+        raise
+    pool.shutdown()
+    return cards
 
 
 # ------------------------------------------------------------ the command
@@ -244,8 +427,31 @@ def default_jobs():
     return max(1, min(os.cpu_count() or 1, 4))
 
 
+class _Reports:
+    """Writes --csv and --html after each submission; remembers failures."""
+
+    def __init__(self, csv_path, html_path):
+        self.targets = [(p, w) for p, w in ((csv_path, gradebook.write_csv),
+                                            (html_path, gradebook.write_html))
+                        if p]
+        self.failed = {}
+
+    def write(self, cards):
+        summary = gradebook.summarise(cards)
+        for path, write in self.targets:
+            try:
+                write(cards, summary, path)
+                self.failed.pop(path, None)
+            except OSError as error:
+                self.failed[path] = error.strerror
+
+
+def _as_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
-         html_path=None):
+         html_path=None, all_cells=False):
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     try:
         submissions = find_submissions(paths)
@@ -253,10 +459,34 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
         print(json.dumps({"error": str(error)}) if as_json else str(error))
         return 2
     single = len(paths) == 1 and not Path(paths[0]).is_dir()
-    cards = grade_all(submissions, jobs or default_jobs(), timeout,
-                      progress=not single)
+    reports = _Reports(csv_path, html_path)
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread:  # SIGTERM, like Ctrl-C, ends the run and keeps reports
+        previous = signal.signal(signal.SIGTERM, _as_interrupt)
+    interrupted = False
+    try:
+        cards = grade_all(submissions, jobs or default_jobs(), timeout,
+                          all_cells, progress=not single,
+                          on_card=reports.write)
+    except KeyboardInterrupt as interrupt:
+        cards, interrupted = getattr(interrupt, "cards", []), True
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
     summary = gradebook.summarise(cards)
-    if single:
+    if interrupted:
+        reports.write(cards)
+        kept = ", ".join(str(p) for p, _ in reports.targets
+                         if p not in reports.failed)
+        said = (f"Interrupted: {len(cards)} of {len(submissions)} "
+                "submissions graded" + (f", kept in {kept}" if kept else "")
+                + ".")
+        print(json.dumps({"error": said, "summary": summary,
+                          "submissions": cards}, indent=1,
+                         ensure_ascii=False) if as_json
+              else gradebook.class_summary(cards, summary) + "\n" + said)
+        code = 130
+    elif single:
         card = cards[0]
         print(json.dumps(card, indent=1, ensure_ascii=False) if as_json
               else gradebook.scorecard(card))
@@ -269,14 +499,9 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
             indent=1, ensure_ascii=False) if as_json
             else gradebook.class_summary(cards, summary))
         code = 2 if not graded else int(graded < len(cards))
-    # the reports come after the summary: a bad path loses nothing shown
-    for path, write in ((csv_path, gradebook.write_csv),
-                        (html_path, gradebook.write_html)):
-        try:
-            if path:
-                write(cards, summary, path)
-        except OSError as error:
-            print(f"could not write {path}: {error.strerror}",
-                  file=sys.stderr)
-            code = 2
+    # the reports' trouble comes after the summary: a bad path loses
+    # nothing shown
+    for path, why in reports.failed.items():
+        print(f"could not write {path}: {why}", file=sys.stderr)
+        code = 2 if code != 130 else code
     return code

@@ -4,26 +4,65 @@ Everything here reads the cards `kit.grade` makes, one per submission:
 {"submission", "notebook", "error", "exercises": [{"id", "stars",
 "status", "mistake", "message", "attempts", "mistakes"}], "passed",
 "total"}. The summary puts first what the class got wrong most.
+
+Every report counts the same way: a submission is "graded" when each of
+its exercises has a verdict; one that stopped early keeps the verdicts it
+got, shows its error beside them, and its other exercises are "not graded".
+Files are written whole or not at all (a temporary file, then a rename).
 """
 
 import base64
 import csv
 import io
+import os
+import tempfile
 from collections import Counter
 from html import escape
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 MARKS = {"passed": "✅", "failed": "❌", "not attempted": "⏸ ",
          "not graded": "⚠️"}
 # the page's marks: plain symbols every font has (emoji may show as boxes)
 PAGE_MARKS = {"passed": "✓", "failed": "✗", "not attempted": "–",
               "not graded": "?"}
+# the page's cell classes: a fixed word per status, whatever a file says
+CSS = {"passed": "passed", "failed": "failed",
+       "not attempted": "not-attempted", "not graded": "not-graded"}
 CSV_COLUMNS = ["submission", "notebook", "exercise", "stars", "status",
-               "mistake", "attempts", "message"]
+               "mistake", "attempts", "message", "error"]
 
 
 def _stars(stars):
     return "★" * (stars or 0)
+
+
+def complete(card):
+    """Graded in full: every exercise has a verdict."""
+    return bool(card["exercises"]) and all(
+        row["status"] != "not graded" for row in card["exercises"])
+
+
+def attempts(n):
+    return f"{n} attempt" + ("" if n == 1 else "s")
+
+
+def headline(cards):
+    return (f"Graded {sum(map(complete, cards))} of {len(cards)} "
+            "submissions.")
+
+
+def write_whole(path, text, newline=None):
+    """Write `text` to `path` through a temporary file and a rename, so a
+    reader (or a kill) never finds half a report."""
+    handle, temporary = tempfile.mkstemp(dir=Path(path).parent or ".",
+                                         prefix=".kit-grade-", suffix=".tmp")
+    try:
+        with open(handle, "w", encoding="utf-8", newline=newline) as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def summarise(cards):
@@ -82,13 +121,12 @@ def scorecard(card):
 
 
 def class_summary(cards, summary):
-    """Per exercise counts and mistakes, then what could not be graded."""
-    graded = [card for card in cards if not card["error"]]
-    lines = [f"Graded {len(graded)} of {len(cards)} submissions."]
+    """Per exercise counts and mistakes, then every error."""
+    lines = [headline(cards)]
     lines += ["  " + summary_line(line) for line in summary]
     broken = [card for card in cards if card["error"]]
     if broken:
-        lines.append("Could not grade:")
+        lines.append("Errors (the grades made before them are kept):")
         lines += [f"  {card['submission']}: {card['error']}"
                   for card in broken]
     return "\n".join(lines)
@@ -98,7 +136,7 @@ def csv_rows(cards):
     """One row per submission × exercise (one row for an empty submission)."""
     for card in cards:
         common = {"submission": card["submission"],
-                  "notebook": card["notebook"]}
+                  "notebook": card["notebook"], "error": card["error"] or ""}
         for row in card["exercises"]:
             yield {**common, "exercise": row["id"],
                    "stars": row["stars"] or "", "status": row["status"],
@@ -111,10 +149,11 @@ def csv_rows(cards):
 
 
 def write_csv(cards, summary, path):
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(csv_rows(cards))
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
+    writer.writeheader()
+    writer.writerows(csv_rows(cards))
+    write_whole(path, text.getvalue(), newline="")
 
 
 # ------------------------------------------------------------------- HTML
@@ -128,7 +167,9 @@ def pass_rate_chart(summary):
     rates = [100 * line["pass_rate"] for line in summary]
     colours = ["#d9534f" if r < 50 else "#f0ad4e" if r < 80 else "#5cb85c"
                for r in rates]
-    axes.barh(names, rates, color=colours)
+    axes.barh(range(len(names)), rates, color=colours)
+    # plain text: a `$` in a label must not start matplotlib's mathtext
+    axes.set_yticks(range(len(names)), names, parse_math=False)
     axes.invert_yaxis()  # worst on top, as in the tables
     axes.set_xlim(0, 100)
     axes.set_xlabel("passed (% of submissions)")
@@ -148,7 +189,7 @@ th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }
 th { background: #f4f4f4; }
 td.passed { background: #dff0d8; } td.failed { background: #f2dede; }
 td.not-attempted { background: #f7f7f7; }
-td.not-graded { background: #fcf8e3; }
+td.not-graded, td.error { background: #fcf8e3; }
 .muted { color: #777; }
 table.students td, td:first-child { white-space: nowrap; }
 """
@@ -167,11 +208,61 @@ def _cell(text, css=None, title=None):
     return f"<td{attributes}>{escape(str(text))}</td>"
 
 
+def _catalogue(exercise_id, mistake_id):
+    """The catalogue's own words for a mistake: 'title — why'."""
+    from kit.checks import EXERCISES
+    exercise = EXERCISES.get(exercise_id)
+    for mistake in exercise.mistakes if exercise else []:
+        if mistake.id == mistake_id:
+            return f"{mistake.title} — {mistake.why}"
+    return ""
+
+
+def _chart(summary):
+    try:
+        return ('<img alt="pass rate per exercise" src="data:image/png;'
+                f'base64,{pass_rate_chart(summary)}">')
+    except Exception as error:  # the numbers matter more than the picture
+        return f'<p class="muted">(no chart: {escape(str(error))})</p>'
+
+
+def _mistakes_table(cards):
+    counts = Counter()
+    for card in cards:
+        for row in card["exercises"]:
+            for mistake in row["mistakes"]:
+                counts[row["id"], mistake] += 1
+    if not counts:
+        return "<p>None named.</p>"
+    return _table(["mistake", "exercise", "submissions", "what it is"],
+                  [[_cell(m), _cell(e), _cell(n),
+                    _cell(_catalogue(e, m), "muted")]
+                   for (e, m), n in counts.most_common()])
+
+
+def _student_row(card, ids, name):
+    by_id = {row["id"]: row for row in card["exercises"]}
+    cells = [_cell(name), _cell(f"{card['passed']}/{card['total']}"
+                                if by_id else "–")]
+    for exercise_id in ids:
+        row = by_id.get(exercise_id)
+        if row is None:
+            cells.append(_cell(""))
+            continue
+        text = PAGE_MARKS.get(row["status"], "?") + (
+            f" {row['mistake']}" if row["mistake"] else "")
+        cells.append(_cell(text, CSS.get(row["status"], "not-graded"),
+                           f"{attempts(row['attempts'])}: "
+                           f"{row['message']}"))
+    cells.append(_cell(card["error"] or "", "error" if card["error"]
+                       else None))
+    return cells
+
+
 def html_page(cards, summary):
     """One self-contained page: summary, chart, mistakes, students."""
-    graded = sum(not card["error"] for card in cards)
-    parts = [f"<h1>Class report</h1><p>Graded {graded} of {len(cards)} "
-             "submissions. Worst first: re-teach from the top.</p>"]
+    parts = [f"<h1>Class report</h1><p>{escape(headline(cards))} "
+             "Worst first: re-teach from the top.</p>"]
     parts.append("<h2>Exercises</h2>" + _table(
         ["exercise", "passed", "failed", "not attempted", "not graded",
          "most common mistakes"],
@@ -182,60 +273,28 @@ def html_page(cards, summary):
           _cell(", ".join(f"{m} ×{n}" for m, n in line["mistakes"][:3]))]
          for line in summary]))
     if summary:
-        parts.append('<img alt="pass rate per exercise" src="data:image/png;'
-                     f'base64,{pass_rate_chart(summary)}">')
-    mistakes = Counter()
-    examples = {}
-    for card in cards:
-        for row in card["exercises"]:
-            for mistake in row["mistakes"]:
-                mistakes[row["id"], mistake] += 1
-                if row["mistake"] == mistake:
-                    examples.setdefault((row["id"], mistake), row["message"])
-    parts.append("<h2>Named mistakes</h2>" + (_table(
-        ["mistake", "exercise", "submissions", "what the checker said"],
-        [[_cell(m), _cell(e), _cell(n),
-          _cell(examples.get((e, m), ""), "muted")]
-         for (e, m), n in mistakes.most_common()])
-        if mistakes else "<p>None named.</p>"))
+        parts.append(_chart(summary))
+    parts.append("<h2>Named mistakes</h2>" + _mistakes_table(cards))
     ids = [line["id"] for line in summary]
-    students = sorted(cards, key=lambda c: (not c["error"], c["passed"],
+    # lowest score first, as the score column shows; at a tie, errors first
+    students = sorted(cards, key=lambda c: (c["passed"], not c["error"],
                                             c["submission"]))
     # alice/03.ipynb, bob/03.ipynb: the folder alone tells them apart
     files = {PurePath(card["submission"]).name for card in cards}
     same_file = files.pop() if len(files) == 1 and len(cards) > 1 else None
-    rows = []
-    for card in students:
-        by_id = {row["id"]: row for row in card["exercises"]}
-        name = card["submission"]
-        if same_file:
-            name = str(PurePath(name).parent)
-        cells = [_cell(name), _cell(f"{card['passed']}/{card['total']}"
-                                    if by_id else "–")]
-        if card["error"] and not by_id:
-            cells.append(f'<td colspan="{len(ids)}" class="not-graded">'
-                         f"{escape(card['error'])}</td>")
-        for exercise_id in ids if by_id else []:
-            row = by_id.get(exercise_id)
-            if row is None:
-                cells.append(_cell(""))
-                continue
-            text = PAGE_MARKS.get(row["status"], "?") + (
-                f" {row['mistake']}" if row["mistake"] else "")
-            cells.append(_cell(text, row["status"].replace(" ", "-"),
-                               f"{row['attempts']} attempts: "
-                               f"{row['message']}"))
-        rows.append(cells)
+    rows = [_student_row(card, ids, str(PurePath(card["submission"]).parent)
+                         if same_file else card["submission"])
+            for card in students]
     common = f" (each {same_file})" if same_file else ""
-    parts.append(f"<h2>Students{escape(common)}</h2><p class=\"muted\">✓ passed, ✗ failed "
-                 "(with the named mistake), – not attempted, ? not graded; "
-                 "hover a cell for the checker's message.</p>" + _table(
-                     ["submission", "score"] + ids, rows, "students"))
+    parts.append(
+        f"<h2>Students{escape(common)}</h2><p class=\"muted\">✓ passed, ✗ "
+        "failed (with the named mistake), – not attempted, ? not graded; "
+        "hover a cell for the checker's message.</p>" + _table(
+            ["submission", "score"] + ids + ["error"], rows, "students"))
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
             f"<title>Class report</title><style>{STYLE}</style></head>"
             f"<body>{''.join(parts)}</body></html>")
 
 
 def write_html(cards, summary, path):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(html_page(cards, summary))
+    write_whole(path, html_page(cards, summary))

@@ -2,17 +2,21 @@
 
 The class is built here from tiny notebooks whose cells are fast: a
 stand-in `check` writes to $KIT_GRADE_FILE the records the real one writes,
-with made-up mistake ids, so these tests do not depend on which mistakes
-the checkers know, and no kernel spends seconds importing torch. The real
-`check` is graded in the one-notebook tests below.
+so no kernel spends seconds importing torch. The real `check` is graded in
+the one-notebook tests below. Hostile and broken submissions sit in the
+same class, so one run of kernels covers them all.
 """
 
 import csv
 import io
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from html.parser import HTMLParser
@@ -23,7 +27,8 @@ import pytest
 from kit import cli, course, grade
 
 HEADER = ["submission", "notebook", "exercise", "stars", "status",
-          "mistake", "attempts", "message"]
+          "mistake", "attempts", "message", "error"]
+NB03 = ["sequence_logps", "dpo_loss", "dpo_snippet", "dpo_compute_loss"]
 
 # a stand-in for kit.checks.check: the same record, any mistake id we like
 FAKE_CHECK = """import json, os
@@ -35,8 +40,12 @@ def check(exercise_id, candidate, status="failed", mistake=None):
 
 
 def write_notebook(path, *cells):
+    """Code cells; a (source, tag) pair is a tagged cell."""
     notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    notebook.cells = [
+        nbformat.v4.new_code_cell(c) if isinstance(c, str) else
+        nbformat.v4.new_code_cell(c[0], metadata={"tags": [c[1]]})
+        for c in cells]
     notebook.metadata["kernelspec"] = {"name": "python3",
                                        "display_name": "Python 3",
                                        "language": "python"}
@@ -67,16 +76,39 @@ CLASS = {
     "ben": fake(("sequence_logps", None, "passed"),  # solved
                 ("dpo_loss", None, "passed")),
     "cat": fake(("sequence_logps", None, "passed"),
-                ("dpo_loss", None, "failed", "beta_outside")),
-    "dan": fake(("sequence_logps", None, "failed", "sum_not_mean"),
-                ("dpo_loss", None, "failed", "beta_outside"),
-                ("dpo_loss", None, "failed", "sign_flipped")),
-    "eve": fake(("sequence_logps", None, "failed", "sum_not_mean"),
+                ("dpo_loss", None, "failed", "published_snippet")),
+    "dan": fake(("sequence_logps", None, "failed", "mean_not_sum"),
+                ("dpo_loss", None, "failed", "published_snippet"),
+                ("dpo_loss", None, "failed", "no_reference")),
+    "eve": fake(("sequence_logps", None, "failed", "mean_not_sum"),
                 ("sequence_logps", None, "passed"),
-                ("dpo_loss", None, "failed", "beta_outside"),
+                ("dpo_loss", None, "failed", "published_snippet"),
                 ("dpo_loss", None, "passed")),
     "fay": fake(("sequence_logps", None, "passed")) + [
         "while True: pass", "check('dpo_loss', None, 'passed')"],
+}
+# a training cell no check needs: skipped, so the endless loop costs nothing
+CLASS["ben"].insert(2, ("while True: pass", "train"))
+FORGED = [  # lines a notebook appends to its own grade file
+    {"id": "dpo_loss", "status": "passed", "mistake": ["x"]},  # L6
+    {"id": "sequence_logps", "status": "<script>alert(1)</script>"},  # U1
+    {"id": "$\\frac{$", "status": "failed", "message": "mathtext"},
+    {"id": "dpo_snippet", "status": "failed", "mistake": "my own notes",
+     "message": 7}]
+HOSTILE = {
+    # no check(...) call at all: the file's name says it is notebook 03
+    "ivy": ["import json, os\nwith open(os.environ['KIT_GRADE_FILE'], 'a')"
+            " as f:\n    for r in %r:\n        f.write(json.dumps(r) + "
+            "'\\n')" % FORGED],
+    # the grader's parent signal, a process of its own, the grader's secret
+    "jon": fake(("sequence_logps", None, "passed")) + [
+        "import signal, subprocess\nos.kill(os.getppid(), signal.SIGTERM)\n"
+        "child = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+        "open(os.environ['SPY'], 'w').write(json.dumps([child.pid, "
+        "os.environ.get('INSTRUCTOR_SECRET'), os.getppid(), "
+        "os.environ['KIT_RUNS']]))"],
+    "kim": fake(("sequence_logps", None, "passed")) + [
+        "print('x' * 5000)", "check('dpo_loss', None, 'passed')"],
 }
 
 
@@ -84,67 +116,126 @@ CLASS = {
 def graded_class(tmp_path_factory):
     """Grade the class once, --jobs 2; every class test reads the result."""
     root = tmp_path_factory.mktemp("class")
-    for student, cells in CLASS.items():
+    spy = tmp_path_factory.mktemp("spy") / "jon.json"
+    for student, cells in {**CLASS, **HOSTILE}.items():
         write_notebook(root / student / NB, *cells)
+    # jon's notebook finds its own spy file
+    text = (root / "jon" / NB).read_text().replace("os.environ['SPY']",
+                                                   repr(str(spy)))
+    (root / "jon" / NB).write_text(text)
     (root / "gus").mkdir()
     (root / "gus" / NB).write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff corrupt")
+    broken = json.loads((root / "ann" / NB).read_text())
+    del broken["cells"][1]["source"]  # L4: a cell without a source
+    (root / "hal").mkdir()
+    (root / "hal" / NB).write_text(json.dumps(broken))
     # graded only if the skip rules are broken: both would crash
     write_notebook(root / "solutions" / NB, "import os; os._exit(1)")
     write_notebook(root / "ann" / ".ipynb_checkpoints" / NB, "1/0")
     out = tmp_path_factory.mktemp("reports")
-    result = kit_grade(str(root), "--jobs", "2", "--timeout", "5",
-                       "--csv", str(out / "class.csv"),
-                       "--html", str(out / "class.html"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("INSTRUCTOR_SECRET", "hunter2")
+        patch.setattr(grade, "OUTPUT_LIMIT", 1000)
+        result = kit_grade(str(root), "--jobs", "2", "--timeout", "5",
+                           "--csv", str(out / "class.csv"),
+                           "--html", str(out / "class.html"))
     as_json = kit_grade(str(root / "cat"), str(root / "gus"), "--json",
                         "--jobs", "2")
-    return result, out, as_json
+    return result, out, as_json, spy
 
 
 def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
-    result, out, _ = graded_class
+    result, out, *_ = graded_class
     with open(out / "class.csv", encoding="utf-8", newline="") as f:
         rows = list(csv.reader(f))
     assert rows[0] == HEADER
     table = {(r[0], r[2]): dict(zip(HEADER, r)) for r in rows[1:]}
     assert [r[0] for r in rows[1:]] == sorted(r[0] for r in rows[1:])
-    assert len(rows) == 1 + 6 * 2 + 1  # six notebooks graded, one corrupt
+    # S8: every copy of 03 has 03's four exercises, whatever its cells say
+    assert len(rows) == 1 + 11 * 4
+    assert {r[2] for r in rows[1:]} == set(NB03)
     assert {r[1] for r in rows[1:]} == {"03_dpo_compute_loss"}
     sub = f"/{NB}"
     assert table["ann" + sub, "dpo_loss"]["status"] == "not attempted"
     assert table["ben" + sub, "dpo_loss"]["status"] == "passed"
     assert table["ben" + sub, "dpo_loss"]["stars"] == "2"
     assert table["ben" + sub, "sequence_logps"]["stars"] == "1"
-    assert table["cat" + sub, "dpo_loss"]["mistake"] == "beta_outside"
-    assert table["cat" + sub, "dpo_loss"]["message"] == "made beta_outside"
+    assert table["ben" + sub, "dpo_loss"]["error"] == ""  # train: skipped
+    snippet = table["ben" + sub, "dpo_snippet"]  # its check cell deleted
+    assert (snippet["status"], snippet["message"]) == (
+        "not attempted", "no check(...) for it in this notebook")
+    assert table["cat" + sub, "dpo_loss"]["mistake"] == "published_snippet"
+    assert table["cat" + sub, "dpo_loss"]["message"] == (
+        "made published_snippet")
     dan = table["dan" + sub, "dpo_loss"]
     assert (dan["status"], dan["mistake"], dan["attempts"]) == (
-        "failed", "sign_flipped", "2")
+        "failed", "no_reference", "2")
     eve = table["eve" + sub, "dpo_loss"]  # passed at the second attempt
     assert (eve["status"], eve["mistake"], eve["attempts"]) == (
         "passed", "", "2")
     fay = table["fay" + sub, "dpo_loss"]  # after the endless cell
     assert fay["status"] == "not graded"
-    assert "cell 3 ran past the time limit (5 s" in fay["message"]
-    assert table["fay" + sub, "sequence_logps"]["status"] == "passed"
-    gus = table["gus" + sub, ""]
-    assert gus["status"] == "not graded" and "not a notebook" in (
-        gus["message"])
+    assert fay["message"] == (
+        "cell 3 (`while True: pass`) ran past the time limit (5 s per "
+        "cell): raise it with --timeout")
+    # the timeout shows beside the exercise graded before it
+    passed = table["fay" + sub, "sequence_logps"]
+    assert passed["status"] == "passed" and passed["error"] == fay["message"]
+    for broken, why in (("gus", "not a notebook: binary"),
+                        ("hal", "not a notebook: cell 2 has no source")):
+        row = table[broken + sub, "dpo_loss"]
+        assert row["status"] == "not graded" and row["error"].startswith(why)
+    # forged lines: a list for a mistake, a made-up status, id or mistake
+    assert [(table["ivy" + sub, e]["status"], table["ivy" + sub, e][
+        "mistake"]) for e in NB03] == [
+        ("not attempted", ""), ("passed", ""), ("failed", ""),
+        ("not attempted", "")]
+    kim = table["kim" + sub, "dpo_loss"]
+    assert kim["status"] == "not graded" and "printed more than 1,000" in (
+        kim["message"])
+
+
+def _ends(pid, seconds=5):
+    """The process is gone (or a zombie no one has reaped yet) in time."""
+    for _ in range(int(seconds * 10)):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] == "Z":
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_hostile_kernel_reaches_neither_grader_nor_secret(graded_class):
+    result, _, _, spy = graded_class
+    child, secret, parent, runs = json.loads(spy.read_text())
+    assert secret is None  # U3: the grader's environment stayed behind
+    assert "kit-grade-" in runs  # runs/ in its own folder, removed after
+    assert parent != os.getpid()  # its SIGTERM went to kit.grade_kernel
+    assert "jon/03_dpo_compute_loss.ipynb" not in result.stdout  # no error
+    assert _ends(child)  # U2: its own session ended with the kernel
 
 
 def test_class_summary_counts_and_exit_code(graded_class):
-    result, _, _ = graded_class
+    result, *_ = graded_class
     assert result.returncode == 1, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert lines[0] == "Graded 5 of 7 submissions."
-    # worst first: dpo_loss passed once in six, sequence_logps four times
-    assert lines[1] == ("  dpo_loss ★★: 2/6 passed, 2 failed, "
-                        "1 not attempted, 1 not graded; beta_outside ×3, "
-                        "sign_flipped ×1")
-    assert lines[2] == ("  sequence_logps ★: 4/6 passed, 1 failed, "
-                        "1 not attempted; sum_not_mean ×2")
-    assert "fay/03_dpo_compute_loss.ipynb: cell 3 ran past" in (
-        result.stdout)
-    assert "gus/03_dpo_compute_loss.ipynb: not a notebook" in result.stdout
+    # graded: every exercise has a verdict; the counts add up to all 11
+    assert lines[0] == "Graded 7 of 11 submissions."
+    assert lines[1:5] == [
+        "  dpo_snippet ★★: 0/11 passed, 1 failed, 6 not attempted, "
+        "4 not graded",
+        "  dpo_compute_loss ★★★: 0/11 passed, 0 failed, 7 not attempted, "
+        "4 not graded",
+        "  dpo_loss ★★: 3/11 passed, 2 failed, 2 not attempted, "
+        "4 not graded; published_snippet ×3, no_reference ×1",
+        "  sequence_logps ★: 6/11 passed, 1 failed, 2 not attempted, "
+        "2 not graded; mean_not_sum ×2"]
+    assert lines[5] == "Errors (the grades made before them are kept):"
+    assert [line.split(":")[0] for line in lines[6:]] == [
+        f"  {name}/{NB}" for name in ("fay", "gus", "hal", "kim")]
     assert "grading" in result.stderr  # the progress bar
     assert "Traceback" not in result.stdout + result.stderr
 
@@ -167,7 +258,7 @@ class _Page(HTMLParser):
 
 
 def test_class_html_is_one_page_with_the_chart_worst_first(graded_class):
-    _, out, _ = graded_class
+    _, out, *_ = graded_class
     html = (out / "class.html").read_text(encoding="utf-8")
     page = _Page()
     page.feed(html)
@@ -175,15 +266,25 @@ def test_class_html_is_one_page_with_the_chart_worst_first(graded_class):
     assert page.images[0].startswith("data:image/png;base64,iVBOR")
     text = " ".join(page.text)
     assert text.index("dpo_loss") < text.index("sequence_logps")
-    assert "beta_outside" in text and "sum_not_mean" in text
-    # students, by folder: who could not be graded first, lowest scores next
+    assert "published_snippet" in text and "mean_not_sum" in text
+    assert "<script" not in html and "alert(1)" not in html  # U1
+    assert "1 attempt: " in html and "1 attempts" not in html
+    # the named mistakes, in the catalogue's words, never a student's
+    mistakes = html[html.index("<h2>Named mistakes"):html.index(
+        "<h2>Students")]
+    assert "the published snippet" in mistakes
+    assert "made published" not in mistakes and "my own notes" not in html
+    # students, by folder, lowest score first, errors first at a tie
     students = [name for name in re.findall(r"<tr><td>([^<]*)</td>", html)
-                if name in CLASS or name == "gus"]
-    assert students == ["gus", "fay", "ann", "dan", "cat", "ben", "eve"]
+                if name in CLASS or name in HOSTILE or name in "gus hal"]
+    assert students == ["gus", "hal", "ann", "dan", "fay", "kim", "cat",
+                        "ivy", "jon", "ben", "eve"]
+    fay = re.search(r"<tr><td>fay</td>.*?</tr>", html).group()
+    assert "ran past the time limit" in fay  # the error beside the grades
 
 
 def test_class_json_carries_mistake_message_and_error(graded_class):
-    _, _, result = graded_class
+    _, _, result, _ = graded_class
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
     assert report["error"] is None
@@ -191,11 +292,11 @@ def test_class_json_carries_mistake_message_and_error(graded_class):
     assert cat["submission"] == f"cat/{NB}" and cat["error"] is None
     assert cat["exercises"][1] == {
         "id": "dpo_loss", "stars": 2, "status": "failed",
-        "mistake": "beta_outside", "message": "made beta_outside",
-        "attempts": 1, "mistakes": ["beta_outside"]}
+        "mistake": "published_snippet", "message": "made published_snippet",
+        "attempts": 1, "mistakes": ["published_snippet"]}
     assert gus["error"].startswith("not a notebook")
     assert [line["id"] for line in report["summary"]] == [
-        "dpo_loss", "sequence_logps"]
+        "dpo_loss", "dpo_snippet", "dpo_compute_loss", "sequence_logps"]
 
 
 # ------------------------------------------------------------ one notebook
@@ -226,21 +327,24 @@ def test_one_notebook_scores_passed_failed_and_not_attempted(tmp_path):
 
 
 def test_one_notebook_all_passed_is_exit_0(tmp_path):
-    path = write_notebook(tmp_path / "a.ipynb",
-                          *fake(("dpo_loss", None, "passed")))
+    path = write_notebook(tmp_path / "a.ipynb", *fake(
+        *[(exercise, None, "passed") for exercise in NB03]))
     result = kit_grade(str(path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1/1 passed" in result.stdout
+    assert "4/4 passed" in result.stdout
 
 
 def test_a_scorecard_names_the_mistake_and_says_what_differs(tmp_path):
     path = write_notebook(tmp_path / "b.ipynb", *fake(
-        ("dpo_loss", None, "failed", "beta_outside")))
+        ("dpo_loss", None, "failed", "published_snippet")))
     result = kit_grade(str(path))
     assert result.returncode == 1
     assert result.stdout.splitlines()[1:] == [
-        "  ❌ dpo_loss                 ★★   failed (beta_outside)",
-        "       made beta_outside", "  0/1 passed"]
+        "  ⏸  sequence_logps           ★    not attempted",
+        "  ❌ dpo_loss                 ★★   failed (published_snippet)",
+        "       made published_snippet",
+        "  ⏸  dpo_snippet              ★★   not attempted",
+        "  ⏸  dpo_compute_loss         ★★★  not attempted", "  0/4 passed"]
 
 
 def test_an_untouched_course_notebook_is_all_not_attempted():
@@ -274,8 +378,17 @@ def test_a_folder_without_notebooks_is_exit_2_in_one_line(tmp_path, capsys):
     assert "no notebooks in" in json.loads(capsys.readouterr().out)["error"]
 
 
+CELL = {"cell_type": "code", "id": "c", "metadata": {}, "outputs": [],
+        "execution_count": None}
+BROKEN = [{"cells": [CELL], "metadata": {}, "nbformat": 4,
+           "nbformat_minor": 5},  # L4: a code cell without a source
+          {"cells": [{**CELL, "source": 5}], "metadata": {}, "nbformat": 4,
+           "nbformat_minor": 5}]
+
+
 @pytest.mark.parametrize("content", [b"\x89PNG\r\n\x1a\n\x00\xff",
-                                     b"not json", b'{"cells": 3}'])
+                                     b"not json", b'{"cells": 3}'] + [
+    json.dumps(broken).encode() for broken in BROKEN])
 def test_a_file_that_is_not_a_notebook_is_exit_2_in_one_line(
         tmp_path, capsys, content):
     path = tmp_path / "bad.ipynb"
@@ -318,12 +431,14 @@ def test_a_dead_kernel_is_not_called_a_time_limit(tmp_path):
 
 
 def test_an_endless_cell_stops_at_the_time_limit(tmp_path):
+    """--all-cells runs the training cells too: this one never ends."""
     path = write_notebook(tmp_path / "slow.ipynb",
                           "check = print  # no exercises run", "check('x')",
-                          "import time; time.sleep(60)")
-    result = kit_grade(str(path), "--timeout", "1")
+                          ("import time; time.sleep(60)", "train"))
+    result = kit_grade(str(path), "--timeout", "1", "--all-cells")
     assert result.returncode == 2
-    assert "cell 3 ran past the time limit (1 s per cell)" in result.stdout
+    assert ("cell 3 (`import time; time.sleep(60)`) ran past the time "
+            "limit (1 s per cell): raise it with --timeout") in result.stdout
 
 
 def test_kernels_run_in_a_fresh_folder_with_the_graders_kit(
@@ -337,8 +452,8 @@ def test_kernels_run_in_a_fresh_folder_with_the_graders_kit(
         "open('litter.txt', 'w').write('x')",
         "check('dpo_loss', None, 'passed')")
     result = kit_grade(path, "--json")
-    cwd, kit_file = json.loads(result.stdout)["exercises"][0][
-        "message"].split()
+    dpo_loss = json.loads(result.stdout)["exercises"][1]
+    cwd, kit_file = dpo_loss["message"].split()
     assert kit_file == str(Path(grade.KIT_ROOT) / "kit" / "__init__.py")
     assert Path(cwd) != tmp_path and not Path(cwd).exists()  # cleaned up
     assert not (tmp_path / "litter.txt").exists()
@@ -353,3 +468,155 @@ def test_a_report_that_cannot_be_written_is_one_line(tmp_path, capsys):
     assert captured.out.startswith("could not grade")  # shown first
     assert captured.err == (f"could not write {csv_path}: "
                             "No such file or directory\n")
+
+
+# ------------------------------------- what grade skips (issue 18, item 5)
+
+def _bound_and_used(source):
+    import ast
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a learner's stub line: nothing to learn from it
+        return set(), set()
+    bound, used = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (bound if isinstance(node.ctx, ast.Store) else used).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return bound, used
+
+
+@pytest.mark.parametrize("path", sorted(course.NOTEBOOKS.glob("0*.ipynb")) +
+                         sorted(course.SOLUTIONS.glob("0*.ipynb")),
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_grade_skips_only_cells_no_check_needs(path):
+    """Training and explorer cells are tagged; no tagged cell checks, and
+    no untagged cell uses what only a tagged cell defines."""
+    notebook = nbformat.read(path, as_version=4)
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    if not grade.exercises_in(notebook):
+        return  # never graded: 00 and 06 have no exercises
+    only_tagged = set()
+    for cell in code:
+        tagged = bool(grade.SKIPPED_TAGS & set(cell.metadata.get("tags", [])))
+        bound, used = _bound_and_used(cell.source)
+        trains = re.search(r"(?<!model)\.train\(\)|\bexplore_\w+\(\)",
+                           cell.source)
+        assert tagged or not trains, cell.source[:80]
+        if tagged:
+            assert "check(" not in cell.source, cell.source[:80]
+            only_tagged |= bound
+        else:
+            assert not (used & only_tagged), (cell.source[:80],
+                                              used & only_tagged)
+            only_tagged -= bound
+
+
+# --------------------------------- a class run that is stopped (L5, L6)
+
+# the grader is the parent of kit.grade_kernel, the kernel's parent
+GRADER_PID = ("import os\ngrader = int(open(f'/proc/{os.getppid()}/stat')"
+              ".read().rsplit(')', 1)[1].split()[1])")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_class_run_keeps_what_was_graded(tmp_path, monkeypatch,
+                                                   signum):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    root = tmp_path / "class"
+    write_notebook(root / "a" / NB, *fake(("dpo_loss", None, "passed")))
+    write_notebook(root / "b" / NB, GRADER_PID,
+                   f"os.kill(grader, {int(signum)}); import time; "
+                   "time.sleep(30)")
+    write_notebook(root / "c" / NB, "1/0")  # never started
+    csv_path = tmp_path / "class.csv"
+    result = kit_grade(root, "--jobs", "1", "--csv", csv_path)
+    assert result.returncode == 130, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        f"Interrupted: 1 of 3 submissions graded, kept in {csv_path}.")
+    with open(csv_path, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {row["submission"] for row in rows} == {f"a/{NB}"}
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not list(tmp_path.glob("kit-grade-*"))  # temporary folders gone
+
+
+def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
+    spy = tmp_path / "kernel.pid"
+    path = write_notebook(tmp_path / "nb.ipynb", *fake(),
+                          f"open({str(spy)!r}, 'w').write(str(os.getpid()))"
+                          "\nimport time; time.sleep(60)")
+    (tmp_path / "tmp").mkdir()
+    grader = subprocess.Popen(
+        [sys.executable, "-m", "kit", "grade", str(path)],
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(600):  # the kernel is running its last cell
+        if spy.exists() and spy.read_text():
+            break
+        time.sleep(0.1)
+    grader.kill()
+    grader.wait()
+    kernel = int(spy.read_text())
+    for _ in range(100):  # kit.grade_kernel notices, and cleans up
+        if not list((tmp_path / "tmp").glob("kit-grade-*")):
+            break
+        time.sleep(0.1)
+    assert not list((tmp_path / "tmp").glob("kit-grade-*"))
+    assert _ends(kernel)
+
+
+# ---------------------------------------------- reports of forged records
+
+def _card(exercise_id, status, error=None):
+    row = {"id": exercise_id, "stars": 1, "status": status, "mistake": None,
+           "message": "m", "attempts": 1, "mistakes": []}
+    return {"submission": "s.ipynb", "notebook": "03", "error": error,
+            "exercises": [row], "passed": 0, "total": 1}
+
+
+def test_the_page_escapes_a_status_even_in_a_class_attribute():
+    from kit import gradebook
+    cards = [_card("dpo_loss", '"><script>alert(1)</script>')]
+    html = gradebook.html_page(cards, gradebook.summarise(cards))
+    assert "<script" not in html and 'class="not-graded"' in html
+
+
+def test_a_label_with_dollars_still_gets_a_whole_page(tmp_path):
+    from kit import gradebook
+    cards = [_card("$\\frac{$", "failed")]
+    path = tmp_path / "class.html"
+    gradebook.write_html(cards, gradebook.summarise(cards), path)
+    assert "data:image/png;base64" in path.read_text(encoding="utf-8")
+
+
+# ------------------------------------ the words beside a later exercise
+
+def test_a_wrong_earlier_exercise_is_failed_not_not_done_yet(monkeypatch):
+    import torch.nn.functional as F
+    from transformers import Trainer
+
+    from kit.checks import check
+
+    def unshifted(logits, labels):  # wrong, not a stub
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten(),
+                               ignore_index=-100)
+
+    class MyTrainer(Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False,
+                         num_items_in_batch=None):
+            labels = inputs.pop("labels")
+            outputs = model(**inputs)
+            loss = causal_lm_loss(outputs.logits, labels)  # noqa: F821
+            return (loss, outputs) if return_outputs else loss
+
+    monkeypatch.setitem(globals(), "causal_lm_loss", unshifted)
+    monkeypatch.delenv("KIT_GRADE_FILE", raising=False)
+    with redirect_stdout(io.StringIO()):
+        result = check("compute_loss", MyTrainer)
+    assert "exercise 1 does not pass its check: using the kit's " in (
+        result.message)
+    assert "not done yet" not in result.message

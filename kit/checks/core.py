@@ -216,18 +216,22 @@ def standing_in_for(exercise, candidate, notes=None):
                         if exercise.method else candidate)
                 scope = getattr(code, "__globals__", {})  # the notebook's
                 current = scope.get(name, kit_version)
-                if current is kit_version or evaluate(earlier, current):
+                verdict = current is kit_version or evaluate(earlier, current)
+                if verdict:
                     continue
                 undo.append((scope, name, current))
                 scope[name] = kit_version
             else:  # an earlier method of the same class
-                if getattr(candidate, name) is kit_version or evaluate(
-                        earlier, candidate):
+                verdict = getattr(candidate, name) is kit_version or evaluate(
+                    earlier, candidate)
+                if verdict:
                     continue
                 candidate = type(candidate.__name__, (candidate,),
                                  {name: kit_version})
-            if notes is not None:
-                notes.append(f"exercise {earlier.number} is not done yet: "
+            if notes is not None:  # a wrong answer is not an unwritten one
+                state = ("is not done yet" if verdict.status ==
+                         "not attempted" else "does not pass its check")
+                notes.append(f"exercise {earlier.number} {state}: "
                              f"using the kit's `{name}` to check this one")
         yield candidate
     finally:

@@ -126,7 +126,7 @@ def next_token_accuracy(model, dataset, collator):
     return (guesses[scored] == labels[scored]).float().mean().item()
 
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 trainer = recipes.sft_trainer(
     "cpu", output_dir="runs/01_mytrainer", trainer_class=MyTrainer,
     max_steps=150, logging_steps=10, eval_strategy="steps", eval_steps=50,
@@ -150,7 +150,7 @@ print(f"held-out: your loss {trainer.evaluate()['eval_loss']:.3f}, "
 # `Trainer.train()` does. Our 4-row batch is split unevenly (1 + 3 rows), as
 # the last batch of an epoch often is.
 
-# %%
+# %% tags=["train"]
 from kit.gradients import accumulated_gradient, split
 
 show(accumulated_gradient)
@@ -182,7 +182,7 @@ def verdict(ratio, off):
 print("the stock Trainer's gradient:",
       verdict(*compare_with_one_big_batch(Trainer, "stock Trainer")))
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 print("your trainer's gradient:",
       verdict(*compare_with_one_big_batch(MyTrainer, "your MyTrainer")))
 
@@ -206,7 +206,7 @@ print("your trainer's gradient:",
 # Telling the Trainer to divide by the accumulation steps fixes only the
 # first bug of a mean loss:
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 class HalfFixed(MyTrainer):
     loss_is_scaled_for_ga = False  # "divide my loss by the GA steps, please"
 
@@ -218,7 +218,7 @@ print("with loss_is_scaled_for_ga = False:",
 # The kit's `CausalLMTrainer` fixes both: its loss is the sum divided by
 # `num_items_in_batch`, and it says the loss is scaled.
 
-# %%
+# %% tags=["train"]
 from kit.trainers import CausalLMTrainer
 
 show(CausalLMTrainer)
@@ -237,7 +237,7 @@ print("CausalLMTrainer:",
 # `num_items_in_batch`; dashed: one big batch, 1/N for every token. Move
 # the slider: only the dark bars stay on the line for every split.
 
-# %%
+# %% tags=["plot"]
 from kit.explore import explore_ga_split
 
 explore_ga_split()

@@ -66,7 +66,7 @@ check("stop_callback", StopAtLoss)
 # The checker ran it inside a real `Trainer`. Watch it stop a run here, from
 # a fresh model, when the loss crosses 1.5 — long before `max_steps`:
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 trainer = recipes.sft_trainer(
     "cpu", output_dir="runs/02_stop", max_steps=1000, logging_steps=10,
     callbacks=[StopAtLoss(target=1.5),
@@ -130,7 +130,7 @@ show(LivePlotCallback)
 # The same drawing code works after the fact, from any finished run's log
 # history — the command line uses it to save PNGs:
 
-# %%
+# %% tags=["plot"]
 from kit.live import plot_history
 
 plot_history(trainer.state.log_history, title="redrawn from log_history")

@@ -140,7 +140,7 @@ check("dpo_snippet", fixed_snippet)
 # snippet pushes rejected 1/β times harder than chosen. Move β, try
 # `ipo` and `hinge`.
 
-# %%
+# %% tags=["plot"]
 from kit.explore import explore_dpo
 
 explore_dpo()
@@ -196,12 +196,12 @@ check("dpo_compute_loss", MyDPOTrainer)
 # how often the policy now prefers the right answer more than the reference
 # did — on the training batches (line) and on held-out sums (dots).
 
-# %%
+# %% tags=["train"]
 held_out = tasks.prompt_dataset("test")
 accuracy_before = greedy_accuracy(policy, tokenizer, held_out)
 print("held-out greedy accuracy before DPO:", accuracy_before)
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 trainer = recipes.dpo_trainer(
     "cpu", output_dir="runs/03_dpo", trainer_class=MyDPOTrainer,
     callbacks=[LivePlotCallback(("rewards/margins", "rewards/accuracies"),
@@ -210,7 +210,7 @@ recipes.quiet(trainer)
 result = trainer.train()
 print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s")
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 final = trainer.evaluate()
 print(f"held-out rewards/accuracies: {final['eval_rewards/accuracies']:.2f}")
 accuracy_after = greedy_accuracy(trainer.model, tokenizer, held_out)
@@ -232,7 +232,7 @@ print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
 # recipe's 1: at β = 1 the misplaced bracket changes nothing. These runs
 # use the kit's trainer, so they work even if exercise 4 is not done.)
 
-# %%
+# %% tags=["train"]
 from kit import losses
 
 
@@ -262,7 +262,7 @@ for name, loss_fn in (("paper", losses.dpo_loss), ("snippet", snippet_loss)):
 # right sum more than the reference did — and greedy accuracy on held-out
 # sums.
 
-# %%
+# %% tags=["train"]
 verdicts = {}
 for name, side in runs.items():
     history = side.state.log_history

@@ -31,7 +31,7 @@ setup_notebook()
 # the other. Time both on the same 32 sequences, for longer and longer
 # completions:
 
-# %%
+# %% tags=["train"]
 policy, tokenizer = load_policy()
 prompts = tokenizer(["12+34="] * 32, return_tensors="pt")
 optimizer = torch.optim.AdamW(policy.parameters())
@@ -122,7 +122,7 @@ check("get_train_dataloader", MyGRPOTrainer)
 # `steps_per_generation=8` gives one dataloader batch of 32 — and 8 times
 # fewer `generate()` calls.
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 from kit.models import run_path  # runs/ at the repository's root
 
 args = GRPOConfig(run_path("runs/04_docs"), per_device_train_batch_size=4,
@@ -147,7 +147,7 @@ print("prompts in it:", sorted({row["prompt"] for row in first[0]}))
 # rows first). Move the batch size, G, k and GA: the title counts the
 # `generate()` calls for N = 8 optimizer steps, N·GA/k.
 
-# %%
+# %% tags=["plot"]
 from kit.explore import explore_sampler
 
 explore_sampler()
@@ -200,7 +200,7 @@ check("prepare_inputs", MyBufferedTrainer)
 # `generate()` so far (the per-step cost is the light line), on the same
 # scales for both runs.
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 histories, plots = {}, []
 for k in (1, 8):
     plot = LivePlotCallback("reward", title=f"k = {k}", share_y=plots)
@@ -214,10 +214,10 @@ for k in (1, 8):
     trainer.train()
     histories[f"k = {k}"] = trainer.state.log_history
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 compare_generation_cost(histories)
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 for label, history in histories.items():
     last = [row for row in history if "generation/calls" in row][-1]
     print(f"{label}: {last['generation/calls']} generate() calls, "

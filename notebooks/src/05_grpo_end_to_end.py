@@ -135,7 +135,7 @@ check("grpo_loss", grpo_loss)
 # the gradient is zero (red), no credit for moving further. With A < 0 the
 # same happens below 1 − ε. Move ε, flip the sign.
 
-# %%
+# %% tags=["plot"]
 from kit.explore import explore_clip
 
 explore_clip()
@@ -168,12 +168,12 @@ class MyGRPOTrainer(GRPOTrainer):
 # held-out sums greedily: `eval_reward` is the held-out accuracy (dots).
 # `python -m kit train grpo` runs the same configuration.
 
-# %%
+# %% tags=["train"]
 held_out = tasks.prompt_dataset("test")
 accuracy_before = greedy_accuracy(policy, tokenizer, held_out)
 print("held-out greedy accuracy before GRPO:", accuracy_before)
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 trainer = recipes.grpo_trainer(
     "cpu", output_dir="runs/05_grpo", trainer_class=MyGRPOTrainer,
     callbacks=[LivePlotCallback(("reward",), title="your GRPO")])
@@ -181,7 +181,7 @@ recipes.quiet(trainer)
 result = trainer.train()
 print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s")
 
-# %% tags=["uses-exercise"]
+# %% tags=["train", "uses-exercise"]
 accuracy_after = greedy_accuracy(trainer.model, tokenizer, held_out)
 print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
       f"{accuracy_after:.3f}")
