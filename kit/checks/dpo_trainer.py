@@ -245,6 +245,11 @@ def _compute(trainer, batch, **options):
                       "nothing more", DividesByGA, rung=5),
           ])
 def observe_dpo_compute_loss(candidate):
+    with torch.random.fork_rng(devices=[]):  # seeded here and by Trainer
+        return _observe_compute_loss(candidate)
+
+
+def _observe_compute_loss(candidate):
     trainer, batch = _dpo_setup(candidate)
     seen = {"loss": attempt(_compute, trainer, batch)}
     seen["logged metrics"] = _logged(trainer)

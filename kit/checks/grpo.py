@@ -2,6 +2,7 @@
 
 import tempfile
 
+import torch
 from torch.utils.data import DataLoader
 from transformers import Trainer
 
@@ -190,8 +191,9 @@ def _in_groups(prompts, G):
                       PlainDataLoader, rung=1),
           ])
 def observe_get_train_dataloader(candidate):
-    trainers = [_trainer(candidate, **config) for config in LOADERS]
-    return attempt(lambda: first_problem(_loader_facts(trainers)))
+    with torch.random.fork_rng(devices=[]):  # the Trainer seeds torch
+        trainers = [_trainer(candidate, **config) for config in LOADERS]
+        return attempt(lambda: first_problem(_loader_facts(trainers)))
 
 
 def _judge_batches(seen):
