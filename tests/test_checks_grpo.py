@@ -1,10 +1,12 @@
 """Notebooks 04-05's checkers accept the reference and reject known mistakes."""
 
+import re
+
 import pytest
 import torch
 from transformers import Trainer
 
-from kit import checks, losses
+from kit import checks, course, losses
 from kit.trainers import GRPOTrainer
 
 
@@ -416,3 +418,17 @@ def test_each_mistake_has_its_rung_on_the_hint_ladder(exercise_id):
     exercise = checks.EXERCISES[exercise_id]
     for mistake in exercise.mistakes:
         assert mistake.rung in range(1, len(exercise.hints) + 1), mistake.id
+
+
+LEVELS = re.compile(r"""hint\(["'](\w+)["'], 1\)`? \(levels\s+#?\s*1 to (\d+)\)""")
+
+
+@pytest.mark.parametrize("name", ["03_dpo_compute_loss", "04_grpo_dataloader",
+                                  "05_grpo_end_to_end"])
+def test_the_notebook_says_how_many_hints_there_are(name):
+    text = (course.SOURCES / f"{name}.py").read_text()
+    found = LEVELS.findall(text)
+    assert found
+    for exercise_id, levels in found:
+        assert int(levels) == len(checks.EXERCISES[exercise_id].hints), \
+            exercise_id
