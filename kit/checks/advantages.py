@@ -317,8 +317,10 @@ def _leaves(tensor):
                       "per_token + beta * per_token_kl(...)",
                       kl_sign_reversed, rung=5),
               Mistake("kl_arguments_swapped", "KL arguments swapped",
-                      "per_token_kl(ref, π) estimates KL(ref‖π), whose "
-                      "gradient is not the k3 penalty's",
+                      "GRPO's k3 estimate of KL(π‖ref) is exp(ref − π) − "
+                      "(ref − π) − 1 on tokens sampled from π; swapped, it "
+                      "is another penalty, exponential where π outgrows "
+                      "ref",
                       "per_token_kl(per_token_logps, ref_per_token_logps)",
                       kl_arguments_swapped, rung=5),
               Mistake("ratio_inverted", "ratio as exp(old − new)", "the "
