@@ -420,7 +420,9 @@ def test_each_mistake_has_its_rung_on_the_hint_ladder(exercise_id):
         assert mistake.rung in range(1, len(exercise.hints) + 1), mistake.id
 
 
-LEVELS = re.compile(r"""hint\(["'](\w+)["'], 1\)`? \(levels\s+#?\s*1 to (\d+)\)""")
+# "hint("grpo_loss", 1)` (levels 1 to 6)", the words maybe across a line
+LEVELS = re.compile(r"""hint\(["'](\w+)["'], 1\)`? \(levels\s+#?\s*"""
+                    r"""1 to (\d+)\)""")
 
 
 @pytest.mark.parametrize("name", ["03_dpo_compute_loss", "04_grpo_dataloader",
