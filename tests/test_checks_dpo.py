@@ -379,3 +379,18 @@ def test_each_mistake_has_its_rung_on_the_hint_ladder(exercise_id):
     exercise = checks.EXERCISES[exercise_id]
     for mistake in exercise.mistakes:
         assert mistake.rung in range(1, len(exercise.hints) + 1), mistake.id
+
+
+def logps_without_a_graph(logits, input_ids, completion_mask):
+    return losses.sequence_logps(logits.detach(), input_ids, completion_mask)
+
+
+def dpo_loss_detached(pc, pr, rc, rr, beta=0.1):
+    losses_, chosen, rejected = losses.dpo_loss(pc, pr, rc, rr, beta)
+    return losses_.detach(), chosen, rejected
+
+
+def test_detached_answers_fail_with_their_own_name():
+    # right values, no gradient: DPO could not train with either
+    assert named("sequence_logps", logps_without_a_graph) == "detached"
+    assert named("dpo_loss", dpo_loss_detached) == "losses_detached"

@@ -53,6 +53,11 @@ def logps_log_of_product(logits, input_ids, completion_mask):
     return torch.log(torch.where(mask.bool(), token, 1.0).prod(-1))
 
 
+def logps_detached(logits, input_ids, completion_mask):
+    with torch.no_grad():
+        return losses.sequence_logps(logits, input_ids, completion_mask)
+
+
 def _logps_case(seed, sizes=(2, 5, 3, 4), length=9, vocab=13):
     """Random logits over a prompt of 4 tokens, completions of `sizes`
     tokens, padding after them."""
@@ -84,6 +89,8 @@ LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
               "Multiply by the mask and .sum(-1): a sum, not a mean — DPO "
               "compares log-probabilities of whole sequences, and prompt "
               "and padding tokens must add nothing.",
+              "Keep the graph: no .detach(), no torch.no_grad() — DPO's "
+              "gradient flows through these log-probs to the policy.",
           ], mistakes=[
               Mistake("not_shifted", "not shifted", "the logits at t score "
                       "token t+1, so each token was scored by its own "
@@ -110,14 +117,24 @@ LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
                       "-inf", "add log-probs instead: log_softmax, gather, "
                       "then (token_logps * mask).sum(-1)",
                       logps_log_of_product, rung=2),
+              Mistake("detached", "detached log-probs", "computed under "
+                      "torch.no_grad() (or .detach()ed), the log-probs carry "
+                      "no gradient: DPO could not train the policy with "
+                      "them", "drop the no_grad / .detach(): only the "
+                      "reference model runs without gradients, in "
+                      "compute_loss", logps_detached, rung=4),
           ])
 def observe_sequence_logps(candidate):
     seen = {}
     for name, case in LOGPS_CASES.items():
         logits, input_ids, completion_mask = _logps_case(**case)
-        seen[f"sequence log-probs ({name})"] = attempt(
-            call, candidate, dict(logits=logits, input_ids=input_ids,
+        seen[f"sequence log-probs ({name})"] = out = attempt(
+            call, candidate, dict(logits=logits.requires_grad_(),
+                                  input_ids=input_ids,
                                   completion_mask=completion_mask))
+    # DPO trains through these log-probs: the gradient must reach the logits
+    seen["a gradient back to the logits (no .detach(), no no_grad)"] = (
+        isinstance(out, torch.Tensor) and out.requires_grad)
     return seen
 
 
@@ -173,6 +190,11 @@ def dpo_no_reference(policy_chosen_logps, policy_rejected_logps,
             beta * rejected.detach())
 
 
+def dpo_losses_detached(*logps, beta=0.1):
+    losses_, chosen, rejected = dpo_loss(*logps, beta=beta)
+    return losses_.detach(), chosen, rejected
+
+
 def dpo_swapped(policy_chosen_logps, policy_rejected_logps,
                 ref_chosen_logps, ref_rejected_logps, beta=0.1):
     chosen = policy_chosen_logps - ref_chosen_logps
@@ -222,6 +244,8 @@ def _run_pair_loss(candidate, beta):
         return f"returned {type(out).__name__}, not a tuple of three"
     return {"losses": out[0], "chosen_rewards": out[1],
             "rejected_rewards": out[2],
+            "losses keep their gradient": isinstance(
+                out[0], torch.Tensor) and out[0].requires_grad,
             "rewards detached": not any(
                 isinstance(r, torch.Tensor) and r.requires_grad
                 for r in out[1:])}
@@ -237,6 +261,10 @@ def _judge_pair_loss(candidate, seen, expected):
                            "chosen_rewards, rejected_rewards)")
         for name in ("losses", "chosen_rewards", "rejected_rewards"):
             verdict = compare(f"{name} ({beta})", out[name], wanted[name])
+        if not out["losses keep their gradient"]:
+            raise Mismatch("the losses have no gradient: do not .detach() "
+                           "them (only the rewards), nor compute them under "
+                           "torch.no_grad()")
         if not out["rewards detached"]:
             raise Mismatch("the rewards are for logging: .detach() them")
     return f"{verdict} for beta 0.1 and 0.5"
@@ -254,8 +282,9 @@ def _judge_pair_loss(candidate, seen, expected):
               "The loss is −F.logsigmoid(β · margin): the log of σ, not σ, "
               "and a minus in front, so that minimising it widens the "
               "margin.",
-              "Keep one loss per pair, shape (B,): no .mean() — the trainer "
-              "divides by the pairs of the whole accumulated step.",
+              "Keep one loss per pair, shape (B,), with its gradient: no "
+              ".mean() — the trainer divides by the pairs of the whole "
+              "accumulated step — and no .detach() on the losses.",
               "The rewards β · log-ratio are only logged: .detach() them.",
           ], mistakes=[
               Mistake("published_snippet", "the published snippet",
@@ -271,6 +300,12 @@ def _judge_pair_loss(candidate, seen, expected):
                       "rewards are only logged; attached, they keep the "
                       "graph alive", "beta * chosen_logratios.detach()",
                       dpo_rewards_attached, rung=6),
+              Mistake("losses_detached", "losses detached", "the losses "
+                      "are what the Trainer calls .backward() on: detached, "
+                      "they carry no gradient (only the rewards are for "
+                      "logging)", "return the losses as computed; "
+                      ".detach() only the rewards", dpo_losses_detached,
+                      rung=5),
               Mistake("no_reference", "no reference", "the log-ratios are "
                       "π − ref: without the reference nothing anchors the "
                       "policy", "subtract ref_chosen_logps and "
