@@ -232,3 +232,165 @@ def test_dpo_compute_loss_stands_alone_when_exercise_1_is_not_done(capsys):
     assert ("exercise 1 is not done yet: using the kit's `sequence_logps` "
             "to check this one") in capsys.readouterr().out
     assert scope["sequence_logps"] is learners
+
+
+# ------------------------- issue 17: wrong answers that are now named
+
+def named(exercise_id, candidate):
+    result = checks.check(exercise_id, candidate)
+    assert result.status == "failed"
+    return result.mistake
+
+
+def logps_via_product(logits, input_ids, completion_mask):
+    probs = torch.softmax(logits, dim=-1)[:, :-1]
+    token = torch.gather(probs, 2, input_ids[:, 1:, None])[..., 0]
+    token = token ** completion_mask[:, 1:]  # 1 where masked out
+    return torch.log(torch.prod(token, dim=1))
+
+
+def test_a_log_of_a_product_underflows_and_is_named(capsys):
+    # it agrees on short completions: only long ones expose the underflow
+    assert named("sequence_logps", logps_via_product) == "log_of_product"
+    assert "-inf" in capsys.readouterr().out
+
+
+def swapped_margin(pc, pr, rc, rr, beta=0.1):
+    margin = (pr - rr) - (pc - rc)
+    return (-F.logsigmoid(beta * margin), beta * (pc - rc).detach(),
+            beta * (pr - rr).detach())
+
+
+def with_sigmoid(pc, pr, rc, rr, beta=0.1):
+    margin = (pc - rc) - (pr - rr)
+    return (-torch.sigmoid(beta * margin), beta * (pc - rc).detach(),
+            beta * (pr - rr).detach())
+
+
+@pytest.mark.parametrize("wrong, mistake", [
+    (swapped_margin, "chosen_rejected_swapped"),
+    (with_sigmoid, "sigmoid_not_logsigmoid"),
+    (sign_flipped, "no_minus"),
+])
+def test_dpo_loss_names_these_mistakes(wrong, mistake):
+    assert named("dpo_loss", wrong) == mistake
+
+
+@pytest.mark.parametrize("wrong, mistake", [
+    (published_snippet, "published_snippet"),
+    (beta_on_rejected, "beta_on_rejected"), (no_minus, "no_minus")])
+def test_dpo_snippet_names_these_mistakes(wrong, mistake):
+    assert named("dpo_snippet", wrong) == mistake
+
+
+class ChunksInTheWrongOrder(DPOTrainer):
+    """As a learner writes it: their own cell, rejected taken first."""
+
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        cm = inputs["completion_mask"]
+        logps = losses.sequence_logps(
+            model(input_ids=ids, attention_mask=mask).logits, ids, cm)
+        with torch.no_grad():
+            ref = losses.sequence_logps(self.ref_model(
+                input_ids=ids, attention_mask=mask).logits, ids, cm)
+        rejected, chosen = logps.chunk(2)
+        ref_rejected, ref_chosen = ref.chunk(2)
+        out = losses.dpo_loss(chosen, rejected, ref_chosen, ref_rejected,
+                              beta=self.args.beta)
+        loss = out[0].sum() / (num_items_in_batch or len(out[0]))
+        self._remember(out[1], out[2], chosen, rejected)
+        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+
+
+class DetachedAtTheEnd(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        loss = super().compute_loss(model, inputs, False, num_items_in_batch)
+        return (loss.detach(), {}) if return_outputs else loss.detach()
+
+
+class PerPair(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        cm = inputs["completion_mask"]
+        logps = losses.sequence_logps(
+            model(input_ids=ids, attention_mask=mask).logits, ids, cm)
+        with torch.no_grad():
+            ref = losses.sequence_logps(self.ref_model(
+                input_ids=ids, attention_mask=mask).logits, ids, cm)
+        out = losses.dpo_loss(*logps.chunk(2), *ref.chunk(2),
+                              beta=self.args.beta)
+        self._remember(out[1], out[2], *logps.chunk(2))
+        return (out[0], {}) if return_outputs else out[0]
+
+
+class OverGA(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        loss = super().compute_loss(model, inputs, return_outputs,
+                                    num_items_in_batch)
+        ga = self.args.gradient_accumulation_steps
+        if return_outputs:
+            return loss[0] / ga, loss[1]
+        return loss / ga
+
+
+@pytest.mark.parametrize("wrong, mistake", [
+    (Swapped, "chunks_swapped"), (ChunksInTheWrongOrder, "chunks_swapped"),
+    (DetachedAtTheEnd, "detached_loss"), (PerPair, "per_pair_losses"),
+    (OverGA, "divides_by_ga"), (MeanOnly, "mean_over_micro_batch")])
+def test_dpo_compute_loss_names_these_mistakes(wrong, mistake):
+    assert named("dpo_compute_loss", wrong) == mistake
+
+
+class PerPairUnnamed(PerPair):
+    """Per-pair losses, and an extra slip: no catalogued mistake fits."""
+
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        return 2 * super().compute_loss(model, inputs, False,
+                                        num_items_in_batch)
+
+
+def test_per_pair_losses_are_told_what_was_expected_not_a_checker_error(
+        capsys):
+    result = checks.check("dpo_compute_loss", PerPairUnnamed)
+    assert result.status == "failed" and result.mistake is None
+    out = capsys.readouterr().out
+    assert "RuntimeError" not in out and "raised" not in out
+    assert "should return one number (a 0-d tensor)" in out
+    assert "got shape (6,)" in out
+
+
+def test_the_checker_leaves_the_notebooks_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    checks.check("dpo_compute_loss", DPOTrainer)
+    assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.parametrize("exercise_id", ["sequence_logps", "dpo_loss",
+                                         "dpo_snippet", "dpo_compute_loss"])
+def test_each_mistake_has_its_rung_on_the_hint_ladder(exercise_id):
+    exercise = checks.EXERCISES[exercise_id]
+    for mistake in exercise.mistakes:
+        assert mistake.rung in range(1, len(exercise.hints) + 1), mistake.id
+
+
+def logps_without_a_graph(logits, input_ids, completion_mask):
+    return losses.sequence_logps(logits.detach(), input_ids, completion_mask)
+
+
+def dpo_loss_detached(pc, pr, rc, rr, beta=0.1):
+    losses_, chosen, rejected = losses.dpo_loss(pc, pr, rc, rr, beta)
+    return losses_.detach(), chosen, rejected
+
+
+def test_detached_answers_fail_with_their_own_name():
+    # right values, no gradient: DPO could not train with either
+    assert named("sequence_logps", logps_without_a_graph) == "detached"
+    assert named("dpo_loss", dpo_loss_detached) == "losses_detached"

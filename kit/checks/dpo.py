@@ -46,15 +46,35 @@ def logps_mask_not_shifted(logits, input_ids, completion_mask):
     return (token * completion_mask[:, :-1]).sum(-1)
 
 
-def _logps_case(seed, batch=4, length=9, vocab=13):
-    """Random logits over a prompt of 4 tokens, completions of 2-5, padding."""
+def logps_log_of_product(logits, input_ids, completion_mask):
+    probs = logits[:, :-1].softmax(-1)
+    token = probs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    mask = completion_mask[:, 1:]
+    return torch.log(torch.where(mask.bool(), token, 1.0).prod(-1))
+
+
+def logps_detached(logits, input_ids, completion_mask):
+    with torch.no_grad():
+        return losses.sequence_logps(logits, input_ids, completion_mask)
+
+
+def _logps_case(seed, sizes=(2, 5, 3, 4), length=9, vocab=13):
+    """Random logits over a prompt of 4 tokens, completions of `sizes`
+    tokens, padding after them."""
     g = torch.Generator().manual_seed(seed)
-    logits = torch.randn(batch, length, vocab, generator=g)
-    input_ids = torch.randint(0, vocab, (batch, length), generator=g)
-    completion_mask = torch.zeros(batch, length, dtype=torch.long)
-    for row, size in enumerate([2, 5, 3, 4][:batch]):
+    logits = torch.randn(len(sizes), length, vocab, generator=g)
+    input_ids = torch.randint(0, vocab, (len(sizes), length), generator=g)
+    completion_mask = torch.zeros(len(sizes), length, dtype=torch.long)
+    for row, size in enumerate(sizes):
         completion_mask[row, 4:4 + size] = 1
     return logits, input_ids, completion_mask
+
+
+# Short completions, and long ones: 60 tokens of probability ~0.05 multiply
+# to ~1e-78, which float32 rounds to 0 (log: -inf). Sums of logs do not.
+LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
+               "long completions": dict(seed=2, sizes=(90, 60, 75, 40),
+                                        length=100)}
 
 
 @exercise("sequence_logps", stars=1, notebook=NOTEBOOK,
@@ -62,38 +82,59 @@ def _logps_case(seed, batch=4, length=9, vocab=13):
               "Same shift as the LM loss: logits[:, :-1] score the tokens "
               "input_ids[:, 1:], and the mask follows: "
               "completion_mask[:, 1:].",
-              "log_softmax over the vocabulary, then .gather(-1, "
-              "targets.unsqueeze(-1)).squeeze(-1) picks each token's "
-              "log-prob.",
+              "Stay in log space: log_softmax over the vocabulary, then "
+              ".gather(-1, targets.unsqueeze(-1)).squeeze(-1) picks each "
+              "token's log-prob. A product of 60 probabilities underflows "
+              "to 0; a sum of their logs does not.",
               "Multiply by the mask and .sum(-1): a sum, not a mean — DPO "
-              "compares log-probabilities of whole sequences.",
+              "compares log-probabilities of whole sequences, and prompt "
+              "and padding tokens must add nothing.",
+              "Keep the graph: no .detach(), no torch.no_grad() — DPO's "
+              "gradient flows through these log-probs to the policy.",
           ], mistakes=[
               Mistake("not_shifted", "not shifted", "the logits at t score "
                       "token t+1, so each token was scored by its own "
                       "position", "logits[:, :-1] against input_ids[:, 1:], "
-                      "and completion_mask[:, 1:]", logps_not_shifted),
+                      "and completion_mask[:, 1:]", logps_not_shifted,
+                      rung=1),
               Mistake("prompt_included", "prompt included", "without the "
                       "mask the prompt's (and padding's) tokens are summed "
                       "too", "multiply the token log-probs by "
                       "completion_mask[:, 1:] before the sum",
-                      logps_prompt_included),
+                      logps_prompt_included, rung=3),
               Mistake("mean_not_sum", "mean instead of sum", "DPO compares "
                       "the log-probability of whole completions: a sum over "
                       "their tokens", "drop the division: .sum(-1) alone",
-                      logps_mean),
+                      logps_mean, rung=3),
               Mistake("mask_not_shifted", "mask not shifted", "the token "
                       "log-probs are shifted (they score tokens 1..T-1) but "
                       "the mask is not, so it is off by one",
                       "shift the mask with the tokens: completion_mask[:, 1:]",
-                      logps_mask_not_shifted),
+                      logps_mask_not_shifted, rung=1),
+              Mistake("log_of_product", "log of a product", "the "
+                      "probabilities of a long completion multiply to less "
+                      "than float32 can hold: the product is 0 and its log "
+                      "-inf", "add log-probs instead: log_softmax, gather, "
+                      "then (token_logps * mask).sum(-1)",
+                      logps_log_of_product, rung=2),
+              Mistake("detached", "detached log-probs", "computed under "
+                      "torch.no_grad() (or .detach()ed), the log-probs carry "
+                      "no gradient: DPO could not train the policy with "
+                      "them", "drop the no_grad / .detach(): only the "
+                      "reference model runs without gradients, in "
+                      "compute_loss", logps_detached, rung=4),
           ])
 def observe_sequence_logps(candidate):
     seen = {}
-    for seed in (0, 1):
-        logits, input_ids, completion_mask = _logps_case(seed)
-        seen[f"sequence log-probs (case {seed})"] = attempt(
-            call, candidate, dict(logits=logits, input_ids=input_ids,
+    for name, case in LOGPS_CASES.items():
+        logits, input_ids, completion_mask = _logps_case(**case)
+        seen[f"sequence log-probs ({name})"] = out = attempt(
+            call, candidate, dict(logits=logits.requires_grad_(),
+                                  input_ids=input_ids,
                                   completion_mask=completion_mask))
+    # DPO trains through these log-probs: the gradient must reach the logits
+    seen["a gradient back to the logits (no .detach(), no no_grad)"] = (
+        isinstance(out, torch.Tensor) and out.requires_grad)
     return seen
 
 
@@ -149,6 +190,43 @@ def dpo_no_reference(policy_chosen_logps, policy_rejected_logps,
             beta * rejected.detach())
 
 
+def dpo_losses_detached(*logps, beta=0.1):
+    losses_, chosen, rejected = dpo_loss(*logps, beta=beta)
+    return losses_.detach(), chosen, rejected
+
+
+def dpo_swapped(policy_chosen_logps, policy_rejected_logps,
+                ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    chosen = policy_chosen_logps - ref_chosen_logps
+    rejected = policy_rejected_logps - ref_rejected_logps
+    return (-F.logsigmoid(beta * (rejected - chosen)),  # the wrong way round
+            beta * chosen.detach(), beta * rejected.detach())
+
+
+def dpo_sigmoid(policy_chosen_logps, policy_rejected_logps,
+                ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    chosen = policy_chosen_logps - ref_chosen_logps
+    rejected = policy_rejected_logps - ref_rejected_logps
+    return (-torch.sigmoid(beta * (chosen - rejected)),
+            beta * chosen.detach(), beta * rejected.detach())
+
+
+def dpo_no_minus(policy_chosen_logps, policy_rejected_logps,
+                 ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    chosen = policy_chosen_logps - ref_chosen_logps
+    rejected = policy_rejected_logps - ref_rejected_logps
+    return (F.logsigmoid(beta * (chosen - rejected)),
+            beta * chosen.detach(), beta * rejected.detach())
+
+
+def snippet_beta_on_rejected(chosen_scores, rejected_scores, beta):
+    return -F.logsigmoid(chosen_scores - beta * rejected_scores)
+
+
+def snippet_no_minus(chosen_scores, rejected_scores, beta):
+    return F.logsigmoid(beta * (chosen_scores - rejected_scores))
+
+
 def _pairs(seed, batch=5):
     g = torch.Generator().manual_seed(seed)
     return [-torch.rand(batch, generator=g) * 8 for _ in range(4)]
@@ -166,6 +244,8 @@ def _run_pair_loss(candidate, beta):
         return f"returned {type(out).__name__}, not a tuple of three"
     return {"losses": out[0], "chosen_rewards": out[1],
             "rejected_rewards": out[2],
+            "losses keep their gradient": isinstance(
+                out[0], torch.Tensor) and out[0].requires_grad,
             "rewards detached": not any(
                 isinstance(r, torch.Tensor) and r.requires_grad
                 for r in out[1:])}
@@ -181,6 +261,10 @@ def _judge_pair_loss(candidate, seen, expected):
                            "chosen_rewards, rejected_rewards)")
         for name in ("losses", "chosen_rewards", "rejected_rewards"):
             verdict = compare(f"{name} ({beta})", out[name], wanted[name])
+        if not out["losses keep their gradient"]:
+            raise Mismatch("the losses have no gradient: do not .detach() "
+                           "them (only the rewards), nor compute them under "
+                           "torch.no_grad()")
         if not out["rewards detached"]:
             raise Mismatch("the rewards are for logging: .detach() them")
     return f"{verdict} for beta 0.1 and 0.5"
@@ -189,29 +273,57 @@ def _judge_pair_loss(candidate, seen, expected):
 @exercise("dpo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dpo_loss,
           solution=dpo_loss, judge=_judge_pair_loss, hints=[
               "First the log-ratios: π_c − ref_c for chosen, π_r − ref_r for "
-              "rejected. The loss is −log σ(β · (their difference)).",
-              "β multiplies the whole difference of log-ratios — the "
+              "rejected — the reference is what anchors the policy.",
+              "The margin is chosen minus rejected: (π_c − ref_c) − (π_r − "
+              "ref_r). The other way round trains the policy to prefer the "
+              "rejected answer.",
+              "β multiplies the whole margin, β · (chosen − rejected) — the "
               "published snippet puts it on the chosen side only.",
-              "F.logsigmoid is the stable −log(1 + e^−x); keep one loss per "
-              "pair (no .mean()) and rewards = β · log-ratio, detached.",
+              "The loss is −F.logsigmoid(β · margin): the log of σ, not σ, "
+              "and a minus in front, so that minimising it widens the "
+              "margin.",
+              "Keep one loss per pair, shape (B,), with its gradient: no "
+              ".mean() — the trainer divides by the pairs of the whole "
+              "accumulated step — and no .detach() on the losses.",
+              "The rewards β · log-ratio are only logged: .detach() them.",
           ], mistakes=[
               Mistake("published_snippet", "the published snippet",
                       "β·chosen − rejected multiplies only the chosen side "
                       "by β", "brackets: β · (chosen − rejected)",
-                      dpo_as_published),
+                      dpo_as_published, rung=3),
               Mistake("mean_not_per_pair", ".mean() instead of per-pair "
                       "losses", "the trainer sums the losses and divides "
                       "by the pairs of the whole accumulated step",
                       "return one loss per pair, shape (B,): no .mean()",
-                      dpo_mean),
+                      dpo_mean, rung=5),
               Mistake("rewards_not_detached", "rewards not detached", "the "
                       "rewards are only logged; attached, they keep the "
                       "graph alive", "beta * chosen_logratios.detach()",
-                      dpo_rewards_attached),
+                      dpo_rewards_attached, rung=6),
+              Mistake("losses_detached", "losses detached", "the losses "
+                      "are what the Trainer calls .backward() on: detached, "
+                      "they carry no gradient (only the rewards are for "
+                      "logging)", "return the losses as computed; "
+                      ".detach() only the rewards", dpo_losses_detached,
+                      rung=5),
               Mistake("no_reference", "no reference", "the log-ratios are "
                       "π − ref: without the reference nothing anchors the "
                       "policy", "subtract ref_chosen_logps and "
-                      "ref_rejected_logps first", dpo_no_reference),
+                      "ref_rejected_logps first", dpo_no_reference, rung=1),
+              Mistake("chosen_rejected_swapped", "chosen and rejected "
+                      "swapped", "the margin is rejected minus chosen: "
+                      "minimising the loss then makes the rejected answer "
+                      "more likely", "chosen_logratios - rejected_logratios",
+                      dpo_swapped, rung=2),
+              Mistake("sigmoid_not_logsigmoid", "sigmoid for logsigmoid",
+                      "−σ(β·margin) is bounded and flat where the policy is "
+                      "most wrong: DPO's loss is −log σ", "-F.logsigmoid("
+                      "beta * (chosen_logratios - rejected_logratios))",
+                      dpo_sigmoid, rung=4),
+              Mistake("no_minus", "no minus sign", "log σ(β·margin) is the "
+                      "log-likelihood to maximise; the Trainer minimises, "
+                      "so that narrows the margin", "put a minus in front: "
+                      "-F.logsigmoid(...)", dpo_no_minus, rung=4),
           ])
 def observe_dpo_loss(candidate):
     return {f"beta={beta}": attempt(_run_pair_loss, candidate, beta)
@@ -223,12 +335,23 @@ def observe_dpo_loss(candidate):
 @exercise("dpo_snippet", stars=2, notebook=NOTEBOOK, answer=fixed_snippet,
           hints=[
               "Operator precedence: in β·a − b, β multiplies a alone.",
-              "Write the paper's β·(a − b) with the brackets.",
+              "Write the paper's β·(a − b) with the brackets: β scales the "
+              "whole difference, neither side alone.",
+              "Keep the minus in front: the loss is −log σ(β·(a − b)).",
           ], mistakes=[
               Mistake("published_snippet", "the published snippet",
                       "β·a − b multiplies only the chosen side by β",
                       "brackets: β · (chosen_scores − rejected_scores)",
-                      published_snippet),
+                      published_snippet, rung=1),
+              Mistake("beta_on_rejected", "β on the rejected side", "a − "
+                      "β·b scales only the rejected side: the same slip as "
+                      "the snippet's, mirrored", "brackets: β · "
+                      "(chosen_scores − rejected_scores)",
+                      snippet_beta_on_rejected, rung=2),
+              Mistake("no_minus", "no minus sign", "log σ(...) is what DPO "
+                      "maximises; the loss to minimise is its negative",
+                      "-F.logsigmoid(beta * (chosen_scores - "
+                      "rejected_scores))", snippet_no_minus, rung=3),
           ])
 def observe_dpo_snippet(candidate):
     chosen, rejected = _pairs(3)[:2]

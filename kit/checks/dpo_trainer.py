@@ -7,7 +7,8 @@ import torch
 
 from kit import losses, tasks
 from kit.checks import dpo
-from kit.checks.compare import Mismatch, Raised, attempt, compare
+from kit.checks.compare import (Mismatch, Raised, attempt, compare,
+                                describe_error)
 from kit.checks.core import Mistake, exercise, paused
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer
@@ -67,6 +68,66 @@ class MeanOverMicroBatch(DPOTrainer):
         return MyDPOTrainer.compute_loss(self, model, inputs, return_outputs)
 
 
+class ChunksSwapped(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        completion_mask = inputs["completion_mask"]
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        logps = sequence_logps(logits, ids, completion_mask)
+        with torch.no_grad():
+            ref_logits = self.ref_model(input_ids=ids,
+                                        attention_mask=mask).logits
+            ref_logps = sequence_logps(ref_logits, ids, completion_mask)
+        rejected, chosen = logps.chunk(2)  # the collator put chosen first
+        ref_rejected, ref_chosen = ref_logps.chunk(2)
+        out = dpo_loss(chosen, rejected, ref_chosen, ref_rejected,
+                       beta=self.args.beta)
+        loss = out[0].sum() / (num_items_in_batch or len(out[0]))
+        self._remember(out[1], out[2], chosen, rejected)
+        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+
+
+class DetachedLoss(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        with torch.no_grad():  # the policy's forward too: no gradient left
+            return MyDPOTrainer.compute_loss(self, model, inputs,
+                                             return_outputs,
+                                             num_items_in_batch)
+
+
+class PerPairLosses(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        ids, mask = inputs["input_ids"], inputs["attention_mask"]
+        completion_mask = inputs["completion_mask"]
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        logps = sequence_logps(logits, ids, completion_mask)
+        with torch.no_grad():
+            ref_logits = self.ref_model(input_ids=ids,
+                                        attention_mask=mask).logits
+            ref_logps = sequence_logps(ref_logits, ids, completion_mask)
+        chosen, rejected = logps.chunk(2)
+        ref_chosen, ref_rejected = ref_logps.chunk(2)
+        losses_, chosen_rewards, rejected_rewards = dpo_loss(
+            chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta)
+        self._remember(chosen_rewards, rejected_rewards, chosen, rejected)
+        return (losses_, {"chosen_logps": chosen}) if return_outputs \
+            else losses_  # one loss per pair: (B,)
+
+
+class DividesByGA(DPOTrainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        # num_items_in_batch already counts the pairs of all GA micro-batches
+        pairs = len(inputs["input_ids"]) // 2
+        items = (num_items_in_batch or pairs) \
+            * self.args.gradient_accumulation_steps
+        return MyDPOTrainer.compute_loss(self, model, inputs, return_outputs,
+                                         items)
+
+
 @paused()
 def _dpo_setup(trainer_class, pairs=6):
     model, tokenizer = load_policy(preset="cpu")
@@ -75,8 +136,11 @@ def _dpo_setup(trainer_class, pairs=6):
     with torch.no_grad():  # move the policy off the reference: ratios ≠ 0
         for p in model.parameters():
             p.add_(0.02 * torch.randn_like(p))
+    # GA = 2: num_items_in_batch already counts both micro-batches' pairs,
+    # so an answer that divides by GA as well is seen to be off
     args = DPOConfig(tempfile.mkdtemp(), beta=0.5, report_to="none",
-                     use_cpu=True, per_device_train_batch_size=pairs)
+                     use_cpu=True, per_device_train_batch_size=pairs,
+                     gradient_accumulation_steps=2)
     data = tasks.preference_dataset("train", n=pairs)
     trainer = trainer_class(model=model, ref_model=reference, args=args,
                             train_dataset=data, processing_class=tokenizer)
@@ -91,6 +155,23 @@ def _logged(trainer):
     return {name: torch.tensor([total / count])
             for mode in ("train", "eval")
             for name, (total, count) in sums[mode].items()}
+
+
+def _first_pairs(batch, n):
+    """The micro-batch of the first `n` pairs: [chosen; rejected] again."""
+    return {key: torch.cat([half[:n] for half in value.chunk(2)])
+            for key, value in batch.items()}
+
+
+def _gradient(model, loss):
+    """d loss / d parameters, flat; None when the loss cannot have one."""
+    if not (isinstance(loss, torch.Tensor) and loss.dim() == 0
+            and loss.requires_grad):
+        return None  # judged as the loss itself: no gradient to take
+    parameters = list(model.parameters())
+    grads = torch.autograd.grad(loss, parameters, allow_unused=True)
+    return torch.cat([torch.zeros(p.numel()) if g is None else g.flatten()
+                      for g, p in zip(grads, parameters)])
 
 
 def _compute(trainer, batch, **options):
@@ -109,55 +190,95 @@ def _compute(trainer, batch, **options):
           judge=lambda candidate, seen, expected: _judge(seen, expected),
           hints=[
               "One forward pass of the policy over inputs['input_ids'] (with "
-              "its attention_mask); sequence_logps with completion_mask gives "
-              "(2B,) log-probs: chosen rows first, then rejected.",
-              "The reference runs under torch.no_grad(): self.ref_model(...). "
-              "Then .chunk(2) splits chosen from rejected.",
-              "Call dpo_loss(...) and return losses.sum() / "
-              "(num_items_in_batch or len(losses)) — exact under gradient "
-              "accumulation, as in notebook 01.",
+              "its attention_mask); sequence_logps with "
+              "inputs['completion_mask'] — not the attention mask, which "
+              "covers the prompt too — gives (2B,) log-probs.",
+              "The reference runs under torch.no_grad(): self.ref_model(...), "
+              "the same inputs. Not the policy, detached: its log-ratios "
+              "would all be 0.",
+              "The collator stacks [chosen; rejected]: chosen, rejected = "
+              "logps.chunk(2), in that order, for the reference too.",
+              "Only the reference goes under no_grad: the policy's forward "
+              "must keep its graph, or the loss has no gradient to train "
+              "with.",
+              "Return one number: losses.sum() / (num_items_in_batch or "
+              "len(losses)). num_items_in_batch already counts the pairs of "
+              "every micro-batch of the step: no .mean(), no division by "
+              "gradient_accumulation_steps.",
           ], mistakes=[
               Mistake("attention_mask_as_completion_mask", "attention mask "
                       "as completion mask", "the prompt's log-probs cancel "
                       "in the loss, but the logged log-probs and rewards "
                       "count the prompt too", "pass "
                       "inputs['completion_mask'] to sequence_logps",
-                      AttentionMaskAsCompletionMask),
+                      AttentionMaskAsCompletionMask, rung=1),
               Mistake("policy_as_reference", "policy as its own reference",
                       "with ref = π (detached) every log-ratio is 0: the loss "
                       "is log 2 whatever the policy does", "run "
                       "self.ref_model under torch.no_grad() for the "
-                      "reference log-probs", PolicyAsItsOwnReference),
+                      "reference log-probs", PolicyAsItsOwnReference, rung=2),
               Mistake("mean_over_micro_batch", "mean over a micro-batch",
                       "under gradient accumulation each micro-batch's mean "
                       "gets the same weight, whatever its size", "return "
                       "losses.sum() / (num_items_in_batch or len(losses))",
-                      MeanOverMicroBatch),
+                      MeanOverMicroBatch, rung=5),
+              Mistake("chunks_swapped", "chosen and rejected swapped", "the "
+                      "first half of the batch is the chosen answers: taken "
+                      "as rejected, DPO learns to prefer the rejected ones",
+                      "chosen, rejected = logps.chunk(2) (and ref_chosen, "
+                      "ref_rejected likewise)", ChunksSwapped, rung=3),
+              Mistake("detached_loss", "detached loss", "the policy's "
+                      "forward ran under torch.no_grad() (or the loss was "
+                      ".detach()ed): training stops at 'element 0 of tensors "
+                      "does not require grad'", "keep only the reference "
+                      "under torch.no_grad()", DetachedLoss, rung=4),
+              Mistake("per_pair_losses", "per-pair losses returned", "the "
+                      "Trainer calls .backward() on what compute_loss "
+                      "returns: it needs one number, not one per pair",
+                      "return losses.sum() / (num_items_in_batch or "
+                      "len(losses))", PerPairLosses, rung=5),
+              Mistake("divides_by_ga", "divided by GA as well",
+                      "num_items_in_batch already counts the pairs of all "
+                      "gradient_accumulation_steps micro-batches: dividing "
+                      "by GA again makes the gradient GA times too small",
+                      "losses.sum() / (num_items_in_batch or len(losses)), "
+                      "nothing more", DividesByGA, rung=5),
           ])
 def observe_dpo_compute_loss(candidate):
+    with torch.random.fork_rng(devices=[]):  # seeded here and by Trainer
+        return _observe_compute_loss(candidate)
+
+
+def _observe_compute_loss(candidate):
     trainer, batch = _dpo_setup(candidate)
     seen = {"loss": attempt(_compute, trainer, batch)}
     seen["logged metrics"] = _logged(trainer)
     seen["loss (num_items_in_batch=12)"] = loss = attempt(
         _compute, trainer, batch, num_items_in_batch=12)
-    if isinstance(loss, torch.Tensor) and loss.requires_grad:
-        grads = torch.autograd.grad(loss, list(trainer.model.parameters()),
-                                    allow_unused=True)
-        seen["gradient"] = torch.cat([
-            torch.zeros(p.numel()) if g is None else g.flatten()
-            for g, p in zip(grads, trainer.model.parameters())])
-    else:
-        seen["gradient"] = None
+    # an uneven micro-batch: 4 of the step's 10 pairs
+    seen["loss (4 pairs, num_items_in_batch=10)"] = attempt(
+        _compute, trainer, _first_pairs(batch, 4), num_items_in_batch=10)
+    seen["gradient"] = attempt(_gradient, trainer.model, loss)
     seen["return_outputs=True"] = attempt(_compute, trainer, batch,
                                           return_outputs=True)
     return seen
 
 
 def _judge(seen, expected):
-    for name in ("loss", "loss (num_items_in_batch=12)"):
-        if isinstance(seen[name], tuple):
+    for name in ("loss", "loss (num_items_in_batch=12)",
+                 "loss (4 pairs, num_items_in_batch=10)"):
+        loss = seen[name]
+        if isinstance(loss, tuple):
             raise Mismatch("with return_outputs=False, return the loss alone")
-        verdict = compare(name, seen[name], expected[name])
+        if isinstance(loss, torch.Tensor) and loss.dim() > 0:
+            raise Mismatch(f"compute_loss should return one number (a 0-d "
+                           f"tensor) for the Trainer's .backward(), got "
+                           f"shape {tuple(loss.shape)}: return losses.sum() "
+                           f"/ (num_items_in_batch or len(losses))")
+        verdict = compare(name, loss, expected[name])
+    if isinstance(seen["gradient"], Raised):
+        raise Mismatch(f"the gradient of your loss could not be taken: "
+                       f"{describe_error(seen['gradient'].error)}")
     if seen["gradient"] is None:
         raise Mismatch("the loss has no gradient: do not detach the "
                        "policy's log-probs (only the reference's are "

@@ -2,6 +2,7 @@
 
 import tempfile
 
+import torch
 from torch.utils.data import DataLoader
 from transformers import Trainer
 
@@ -36,6 +37,22 @@ class TimesG(GRPOTrainer):
             is_training=True)
 
 
+class TimesKPlusOne(GRPOTrainer):
+    def get_train_dataloader(self):
+        k = self.args.steps_per_generation
+        return self._get_dataloader(
+            self.train_dataset, "Training", sampler_fn=self._get_train_sampler,
+            batch_size=self._train_batch_size * (k + 1), is_training=True)
+
+
+class TimesGA(GRPOTrainer):
+    def get_train_dataloader(self):
+        return self._get_dataloader(
+            self.train_dataset, "Training", sampler_fn=self._get_train_sampler,
+            batch_size=self._train_batch_size
+            * self.args.gradient_accumulation_steps, is_training=True)
+
+
 class NoSampler(GRPOTrainer):
     def get_train_dataloader(self):
         return self._get_dataloader(
@@ -53,29 +70,78 @@ class PlainDataLoader(GRPOTrainer):
 
 
 @paused()
-def _trainer(trainer_class, k=3, batch=8, G=4):
+def _trainer(trainer_class, k=3, batch=8, G=4, GA=1):
     model, tokenizer = load_policy(preset="cpu")
     args = GRPOConfig(tempfile.mkdtemp(), report_to="none", use_cpu=True,
                       per_device_train_batch_size=batch, num_generations=G,
-                      steps_per_generation=k, max_completion_length=4)
+                      steps_per_generation=k, gradient_accumulation_steps=GA,
+                      max_completion_length=4)
     return trainer_class(model, [tasks.correctness_reward], args=args,
                          train_dataset=tasks.prompt_dataset("train", n=64),
                          processing_class=tokenizer)
 
 
-def _batches(trainer):
-    loader = trainer.get_train_dataloader()
-    batches = iter(loader)
-    first = [next(batches) for _ in range(3)]
-    prompts = [row["prompt"] for row in first[0]]
-    return {
-        "rows in a batch": len(first[0]),
-        "each prompt G times in a row": all(
-            prompts[i] == prompts[i - i % 4] for i in range(len(prompts))),
-        "the same batch k times": first[0] == first[1] == first[2],
-        "prepared by accelerate": type(loader).__module__.startswith(
-            "accelerate"),
-    }
+def first_problem(facts):
+    """Observations in the judge's order, up to the first wrong one.
+
+    `facts` yields (name, value, problem), problem None when the value is
+    right. Stopping at the first problem names a catalogued mistake even
+    when an answer also differs in some later way.
+    """
+    seen = {}
+    for name, value, problem in facts:
+        seen[name] = value
+        if problem:
+            seen["problem"] = problem
+            break
+    return seen
+
+
+def judge_facts(seen, what):
+    if isinstance(seen, Raised):
+        error = seen.error
+        raise Mismatch(f"your {what} raised {type(error).__name__}"
+                       + (f": {error}" if str(error) else ""))
+    if "problem" in seen:
+        raise Mismatch(seen["problem"])
+
+
+# Two configurations where every wrong factor gives another batch size:
+# ×1, ×G, ×(k+1), ×GA and the right ×k all differ in one or the other.
+LOADERS = (dict(batch=8, G=4, k=3, GA=2), dict(batch=4, G=2, k=2, GA=3))
+
+
+def _loader_facts(trainers):
+    firsts = []
+    for trainer in trainers:
+        k = trainer.args.steps_per_generation
+        loader = trainer.get_train_dataloader()
+        batches = iter(loader)
+        firsts.append((loader, [next(batches) for _ in range(k)]))
+    rows = tuple(len(first[0]) for _, first in firsts)
+    wanted = tuple(c["batch"] * c["k"] for c in LOADERS)
+    yield "rows in a batch", rows, rows != wanted and (
+        f"a batch holds {rows[0]} rows with per_device_train_batch_size=8, "
+        f"steps_per_generation=3 (and {rows[1]} with 4 and 2): it should "
+        f"hold 8 × 3 = 24 (and 4 × 2 = 8), the completions of k steps")
+    grouped = tuple(_in_groups([row["prompt"] for row in first[0]], c["G"])
+                    for (_, first), c in zip(firsts, LOADERS))
+    yield "each prompt G times in a row", grouped, not all(grouped) and (
+        "each prompt should come num_generations times in a row: use "
+        "sampler_fn=self._get_train_sampler")
+    repeated = tuple(all(b == first[0] for b in first) for _, first in firsts)
+    yield "the same batch k times", repeated, not all(repeated) and (
+        "the same big batch should come steps_per_generation times, once "
+        "per step it serves: use sampler_fn=self._get_train_sampler")
+    prepared = tuple(type(loader).__module__.startswith("accelerate")
+                     for loader, _ in firsts)
+    yield "prepared by accelerate", prepared, not all(prepared) and (
+        "a plain DataLoader: build it with self._get_dataloader(...) so "
+        "accelerate prepares it")
+
+
+def _in_groups(prompts, G):
+    return all(prompts[i] == prompts[i - i % G] for i in range(len(prompts)))
 
 
 @exercise("get_train_dataloader", stars=2, notebook=NOTEBOOK,
@@ -84,51 +150,52 @@ def _batches(trainer):
           judge=lambda candidate, seen, expected: _judge_batches(seen),
           hints=[
               "Start from the stock method: it returns self._get_dataloader("
-              "...) with batch_size=self._train_batch_size.",
-              "Multiply that batch size by self.args.steps_per_generation.",
+              "...) with batch_size=self._train_batch_size — so accelerate "
+              "prepares the loader, as for any Trainer.",
+              "Multiply that batch size by self.args.steps_per_generation: "
+              "one batch holds the completions of k steps.",
+              "The factor is k exactly: not num_generations (the batch size "
+              "already counts completions), not k + 1, not "
+              "gradient_accumulation_steps (often equal to k, not always).",
               "Keep sampler_fn=self._get_train_sampler: the sampler repeats "
               "each prompt G times and each big batch k times.",
           ], mistakes=[
               Mistake("no_times_k", "no ×k", "one batch must hold the "
                       "prompts of k steps: the stock batch size serves one",
                       "batch_size=self._train_batch_size * "
-                      "self.args.steps_per_generation", NoTimesK),
+                      "self.args.steps_per_generation", NoTimesK, rung=2),
               Mistake("times_G", "×G", "num_generations is already in the "
                       "batch size (it counts completions); the batch grows "
                       "with the steps it serves, k", "multiply by "
                       "self.args.steps_per_generation, not num_generations",
-                      TimesG),
+                      TimesG, rung=3),
+              Mistake("times_k_plus_1", "×(k+1)", "a batch serves k steps, "
+                      "not k + 1: the extra slice is generated and never "
+                      "trained on", "multiply by "
+                      "self.args.steps_per_generation alone", TimesKPlusOne,
+                      rung=3),
+              Mistake("times_GA", "×GA", "gradient_accumulation_steps "
+                      "counts micro-steps per optimizer step; the buffer "
+                      "serves steps_per_generation of them (k = GA is only "
+                      "the default)", "multiply by "
+                      "self.args.steps_per_generation", TimesGA, rung=3),
               Mistake("no_sampler", "no sampler", "without GRPO's "
                       "sampler each prompt comes once: no groups of G, no "
                       "batch served k times", "pass "
-                      "sampler_fn=self._get_train_sampler", NoSampler),
+                      "sampler_fn=self._get_train_sampler", NoSampler,
+                      rung=4),
               Mistake("plain_dataloader", "a plain DataLoader", "the "
                       "Trainer's loaders go through accelerate (devices, "
                       "several processes, resuming)", "build it with "
                       "self._get_dataloader(...), as the stock method does",
-                      PlainDataLoader),
+                      PlainDataLoader, rung=1),
           ])
 def observe_get_train_dataloader(candidate):
-    return attempt(_batches, _trainer(candidate, k=3, batch=8, G=4))
+    with torch.random.fork_rng(devices=[]):  # the Trainer seeds torch
+        trainers = [_trainer(candidate, **config) for config in LOADERS]
+        return attempt(lambda: first_problem(_loader_facts(trainers)))
 
 
 def _judge_batches(seen):
-    if isinstance(seen, Raised):
-        error = seen.error
-        raise Mismatch(f"your dataloader raised {type(error).__name__}"
-                       + (f": {error}" if str(error) else ""))
-    if seen["rows in a batch"] != 8 * 3:
-        raise Mismatch(f"a batch holds {seen['rows in a batch']} rows; with "
-                       "per_device_train_batch_size=8 and steps_per_generation"
-                       "=3 it should hold 24")
-    if not seen["each prompt G times in a row"]:
-        raise Mismatch("each prompt should come 4 times in a row "
-                       "(num_generations): use "
-                       "sampler_fn=self._get_train_sampler")
-    if not seen["the same batch k times"]:
-        raise Mismatch("the same big batch should come 3 times "
-                       "(steps_per_generation), once per step it serves")
-    if not seen["prepared by accelerate"]:
-        raise Mismatch("a plain DataLoader: build it with "
-                       "self._get_dataloader(...) so accelerate prepares it")
-    return "one batch of 24 = 8 x 3, served for 3 steps"
+    judge_facts(seen, "dataloader")
+    return "one batch of 24 = 8 × 3, served for 3 steps (and 8 = 4 × 2)"

@@ -2,9 +2,10 @@
 
 import torch
 
-from kit.checks.compare import Mismatch, Raised, attempt
+from kit.checks.compare import attempt
 from kit.checks.core import Mistake, exercise
-from kit.checks.grpo import NOTEBOOK, MyGRPOTrainer, _trainer
+from kit.checks.grpo import (NOTEBOOK, MyGRPOTrainer, _trainer, first_problem,
+                             judge_facts)
 from kit.trainers import GRPOTrainer
 
 
@@ -83,52 +84,168 @@ class DropsNoneValues(MyBufferedTrainer):
         return inputs
 
 
-def _numbered_generations(trainer):
-    """Replace generation by a counter: row i of generation g is g*1000+i."""
-    calls = []
+class KeysShuffledApart(MyBufferedTrainer):
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        if self._step % k == 0 or self._buffer is None:
+            batch = self._generate_and_score(generation_batch)
+            # a new order for each key: row i of one is not row i of another
+            batch = {key: None if value is None
+                     else value[torch.randperm(len(value))]
+                     for key, value in batch.items()}
+            self._buffer = [{key: None if value is None else value.chunk(k)[i]
+                             for key, value in batch.items()}
+                            for i in range(k)]
+        inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
 
-    def fake(rows, greedy=False):
-        calls.append("greedy" if greedy else "sample")
-        n = len(calls) * 1000
-        ids = torch.arange(n, n + len(rows)).unsqueeze(1)  # (B, 1)
-        return {"prompt_ids": ids, "prompt_mask": torch.ones_like(ids),
-                "completion_ids": ids, "completion_mask": torch.ones_like(ids),
-                "advantages": ids.squeeze(1).float(),
-                "old_per_token_logps": None, "ref_per_token_logps": None}
-    trainer._generate_and_score = fake
-    return calls
+
+class CountsFirst(MyBufferedTrainer):
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        self._step += 1  # counted before it is used
+        if self._step % k == 0 or self._buffer is None:
+            batch = self._generate_and_score(generation_batch)
+            order = torch.randperm(len(batch["advantages"]))
+            self._buffer = [{key: None if value is None else value[rows]
+                             for key, value in batch.items()}
+                            for rows in order.chunk(k)]
+        return self._buffer[self._step % k]
 
 
+class NotShuffled(MyBufferedTrainer):
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        if self._step % k == 0 or self._buffer is None:
+            batch = self._generate_and_score(generation_batch)
+            self._buffer = [{key: None if value is None else value.chunk(k)[i]
+                             for key, value in batch.items()}
+                            for i in range(k)]
+        inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
+
+
+# ------------------------------------------------------------ observing
+
+K, BATCH, G, STEPS = 3, 8, 4, 6  # 2 generations, 3 slices of 8 each
 KEYS = ("advantages", "completion_ids", "completion_mask",
         "old_per_token_logps", "prompt_ids", "prompt_mask",
         "ref_per_token_logps")
 
 
-def _covers(slices, first):
-    """The slices hold ids first..first+23, each once."""
-    if any(not isinstance(ids, torch.Tensor) for ids in slices):
-        return False
-    return sorted(torch.cat(slices).flatten().tolist()) == list(
-        range(first, first + 24))
+def _numbered_generations(trainer, clock):
+    """Replace generation by a counter: row i of generation g is g*1000+i
+    in every key (of several widths), so a slice's rows can be traced."""
+    calls = []
+
+    def fake(rows, greedy=False):
+        calls.append(("greedy" if greedy else "sample", clock["step"]))
+        first = len(calls) * 1000
+        ids = torch.arange(first, first + len(rows))  # (B,)
+        return {"prompt_ids": ids[:, None].repeat(1, 2),  # (B, 2)
+                "prompt_mask": ids[:, None].repeat(1, 2),
+                "completion_ids": ids[:, None].repeat(1, 3),  # (B, 3)
+                "completion_mask": ids[:, None].repeat(1, 3),
+                "advantages": ids.float(),
+                "old_per_token_logps": None,  # on-policy
+                "ref_per_token_logps": ids[:, None].repeat(1, 3).float()}
+    trainer._generate_and_score = fake
+    return calls
 
 
-def _serve(trainer, calls):
+def _row_ids(value):
+    """Each row's id (its first entry), or None if it is not a tensor."""
+    if not isinstance(value, torch.Tensor) or value.dim() == 0:
+        return None
+    return value.reshape(len(value), -1)[:, 0].long().tolist()
+
+
+def _buffer_facts(trainer):
+    clock = {"step": 0}
+    calls = _numbered_generations(trainer, clock)
     trainer.model.train()
     big_batches = iter(trainer.get_train_dataloader())
-    served = [trainer._prepare_inputs(next(big_batches)) for _ in range(6)]
-    seen = {"generate calls in 6 steps": list(calls),
-            "self._step after 6 steps": trainer._step,
-            "keys of each slice": [
-                {key: "None" if value is None else len(value)
-                 for key, value in inputs.items()} for inputs in served]}
-    ids = [inputs.get("completion_ids") for inputs in served]
-    seen["each generation served once"] = all(
-        _covers(ids[3 * g:3 * g + 3], 1000 * (g + 1)) for g in (0, 1))
+    served = []
+    for step in range(STEPS):
+        clock["step"] = step
+        served.append(trainer._prepare_inputs(next(big_batches)))
+    steps = trainer._step
+    yield "self._step after 6 steps", steps, steps != STEPS and (
+        f"after 6 steps self._step is {steps}, not 6: count every call "
+        f"with self._step += 1")
+    when = [step for mode, step in calls]
+    yield "steps that generate", when, when != [0, K] and (
+        f"with steps_per_generation=3, generation should run at steps 0 and "
+        f"3, when a new big batch comes; yours ran at steps {when}")
+    if not all(isinstance(inputs, dict) for inputs in served):
+        kind = next(type(i).__name__ for i in served if not isinstance(i,
+                                                                        dict))
+        yield "slices", kind, (f"_prepare_inputs returned a {kind}: serve "
+                               f"a dict, one slice of the generated batch")
+    keys = [{key: "None" if value is None else len(value)
+             for key, value in inputs.items()} for inputs in served]
+    yield "keys of each slice", keys, _keys_problem(keys)
+    ids = [{key: _row_ids(value) for key, value in inputs.items()}
+           for inputs in served]
+    aligned = [all(rows == slice_["advantages"] for rows in slice_.values()
+                   if rows is not None) for slice_ in ids]
+    yield "every key row-aligned", aligned, not all(aligned) and (
+        f"step {aligned.index(False)}'s slice: row i of one key is not row "
+        f"i of another — shuffle every key with the same order (one "
+        f"torch.randperm, then value[rows] for each key)")
+    covered = [_covers(ids[K * g:K * g + K], 1000 * (g + 1)) for g in (0, 1)]
+    yield "each generation served once", covered, not all(covered) and (
+        "the 3 slices of each generation should cover its 24 completions "
+        "once each")
+    mixed = any(len({(i % 1000) // G for i in slice_["advantages"]})
+                > BATCH // G for slice_ in ids)
+    yield "slices mix the groups", mixed, not mixed and (
+        "each slice holds whole groups in the order they were generated: "
+        "shuffle the rows before cutting (order = torch.randperm(n)), as "
+        "TRL's shuffle_sequence_dict does")
     trainer.model.eval()
     calls.clear()
     evaluated = trainer._prepare_inputs(next(big_batches))
-    seen["evaluation"] = (list(calls), len(evaluated["completion_ids"]))
-    return seen
+    served_all = (len(evaluated["completion_ids"])
+                  if isinstance(evaluated, dict) and isinstance(
+                      evaluated.get("completion_ids"), torch.Tensor)
+                  else type(evaluated).__name__)
+    evaluation = ([mode for mode, _ in calls], served_all)
+    yield "evaluation", evaluation, evaluation != (["greedy"], K * BATCH) and (
+        "in evaluation (model.training is False) generate greedily and "
+        "serve it all: return self._generate_and_score(batch, greedy=True)")
+
+
+def _keys_problem(keys):
+    for step, slice_keys in enumerate(keys):
+        missing = [key for key in KEYS if key not in slice_keys]
+        if missing:
+            return (f"step {step}'s slice has no key {missing[0]!r}: keep "
+                    f"every key of the generated batch, None values too")
+        if slice_keys["old_per_token_logps"] != "None":
+            return (f"step {step}'s old_per_token_logps should stay None "
+                    f"(None if value is None else value[rows])")
+        if slice_keys["completion_ids"] != BATCH:
+            return (f"step {step} got {slice_keys['completion_ids']} "
+                    f"completions; each step gets a slice of "
+                    f"per_device_train_batch_size=8")
+    return None
+
+
+def _covers(slices, first):
+    """The slices hold ids first..first+23, each once."""
+    rows = [slice_["advantages"] for slice_ in slices]
+    if any(r is None for r in rows):
+        return False
+    return sorted(sum(rows, [])) == list(range(first, first + K * BATCH))
 
 
 @exercise("prepare_inputs", stars=3, notebook=NOTEBOOK,
@@ -139,66 +256,68 @@ def _serve(trainer, calls):
           judge=lambda candidate, seen, expected: _judge_slices(seen),
           hints=[
               "Generate only when self._step % k == 0 (or the buffer is "
-              "empty): self._generate_and_score(generation_batch).",
-              "Cut the generated batch into k slices of equal size and keep "
-              "them in self._buffer; serve self._buffer[self._step % k].",
-              "Count every call: self._step += 1 after choosing the slice. "
-              "In eval mode, generate greedily and serve everything.",
+              "empty): self._generate_and_score(generation_batch). In "
+              "between, serve from the buffer.",
+              "Use the step, then count it: choose the slice "
+              "self._buffer[self._step % k], and only then self._step += 1 "
+              "— every call, or the buffer is refilled at the wrong step.",
+              "Cut the generated batch into k slices of equal size, keeping "
+              "every key (None stays None) in each slice.",
+              "Shuffle the rows before cutting, with one order for every "
+              "key: order = torch.randperm(n), then value[rows] for rows in "
+              "order.chunk(k). Each slice mixes prompts, and row i of every "
+              "key is still the same completion.",
+              "In eval mode (not self.model.training), generate greedily and "
+              "serve everything: no buffer.",
           ], mistakes=[
               Mistake("generates_every_step", "generates every step", "the "
                       "buffer is refilled at each call, so k slices never "
                       "share one generate()", "generate only when "
-                      "self._step % k == 0", GeneratesEveryStep),
+                      "self._step % k == 0", GeneratesEveryStep, rung=1),
               Mistake("no_eval_branch", "no eval branch", "evaluation then "
                       "samples and serves one slice: held-out answers must "
                       "be greedy and complete", "first: if not "
                       "self.model.training: return self._generate_and_score("
-                      "generation_batch, greedy=True)", NoEvalBranch),
+                      "generation_batch, greedy=True)", NoEvalBranch, rung=5),
               Mistake("step_never_counted", "step never counted",
                       "self._step stays 0, so every step generates anew and "
                       "serves slice 0 — k brings no saving at all", "add "
                       "self._step += 1 before returning the slice",
-                      StepNeverCounted),
+                      StepNeverCounted, rung=2),
               Mistake("none_values_dropped", "None values dropped",
                       "compute_loss reads inputs['old_per_token_logps'] even "
                       "when it is None: a missing key is a KeyError two "
                       "cells later", "keep every key: None if value is None "
-                      "else value[rows]", DropsNoneValues),
+                      "else value[rows]", DropsNoneValues, rung=3),
+              Mistake("keys_shuffled_apart", "keys shuffled apart", "each "
+                      "key got its own order, so a slice's completion_ids, "
+                      "masks and advantages belong to different completions: "
+                      "it trains, on nonsense", "one order = torch.randperm(n)"
+                      " for the batch, then value[rows] for every key",
+                      KeysShuffledApart, rung=4),
+              Mistake("refilled_on_wrong_step", "refilled on the wrong step",
+                      "counting the step before using it generates at steps "
+                      "0, 2, 5 instead of 0, 3: one generation comes from "
+                      "the old prompts and slices go unserved", "test "
+                      "self._step % k and serve self._buffer[self._step % k] "
+                      "first, then self._step += 1", CountsFirst, rung=2),
+              Mistake("not_shuffled", "not shuffled", "each slice then "
+                      "holds whole groups in generation order: with GA < k, "
+                      "an optimizer step sees only a few prompts (TRL "
+                      "shuffles, shuffle_sequence_dict)", "order = "
+                      "torch.randperm(n), then value[rows] for rows in "
+                      "order.chunk(k)", NotShuffled, rung=4),
           ])
 def observe_prepare_inputs(candidate):
-    trainer = _trainer(candidate, k=3, batch=8, G=4)
-    calls = _numbered_generations(trainer)
-    return attempt(_serve, trainer, calls)
+    # the Trainer seeds torch, so does the shuffle: leave the notebook's
+    # random state as it was (and give any shuffle a fixed seed)
+    with torch.random.fork_rng(devices=[]):
+        trainer = _trainer(candidate, k=K, batch=BATCH, G=G, GA=2)
+        torch.manual_seed(0)
+        return attempt(lambda: first_problem(_buffer_facts(trainer)))
 
 
 def _judge_slices(seen):
-    if isinstance(seen, Raised):
-        error = seen.error
-        raise Mismatch(f"your _prepare_inputs raised {type(error).__name__}"
-                       + (f": {error}" if str(error) else ""))
-    calls = seen["generate calls in 6 steps"]
-    if seen["self._step after 6 steps"] != 6:
-        raise Mismatch(f"after 6 steps self._step is "
-                       f"{seen['self._step after 6 steps']}, not 6: count "
-                       "every call with self._step += 1")
-    if calls != ["sample", "sample"]:
-        raise Mismatch(f"6 steps with steps_per_generation=3 should call "
-                       f"generation 2 times, not {len(calls)}")
-    for step, keys in enumerate(seen["keys of each slice"]):
-        missing = [key for key in KEYS if key not in keys]
-        if missing:
-            raise Mismatch(f"step {step}'s slice has no key {missing[0]!r}: "
-                           "keep every key of the generated batch, None "
-                           "values too")
-        if keys["completion_ids"] != 8:
-            raise Mismatch(f"step {step} got {keys['completion_ids']} "
-                           "completions; each step gets a slice of "
-                           "per_device_train_batch_size=8")
-    if not seen["each generation served once"]:
-        raise Mismatch("the 3 slices of each generation should cover its "
-                       "24 completions once each")
-    if seen["evaluation"] != (["greedy"], 24):
-        raise Mismatch("in evaluation (model.training is False) generate "
-                       "greedily and serve it all: "
-                       "return self._generate_and_score(batch, greedy=True)")
-    return "one generation every 3 steps, 3 slices that cover it"
+    judge_facts(seen, "_prepare_inputs")
+    return ("one generation every 3 steps, 3 shuffled slices that cover "
+            "it, every key aligned")

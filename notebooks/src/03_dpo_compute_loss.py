@@ -59,7 +59,7 @@ for ids, completion in zip(batch["input_ids"], batch["completion_mask"]):
 # The log-probability the model gives a whole completion: the **sum** of
 # its tokens' log-probs. The shift is the one from notebook 01 — logits at
 # position *t* score token *t+1* — and the mask shifts with the tokens.
-# Stuck? `hint("sequence_logps", 1)` (levels 1 to 3); `solution(...)` with
+# Stuck? `hint("sequence_logps", 1)` (levels 1 to 4); `solution(...)` with
 # an exercise's id prints an answer you can paste into its cell.
 
 # %%

@@ -96,7 +96,7 @@ print(f"from 4 to 48 new tokens: generation ×{generation_grew:.1f}, "
 # Keep `sampler_fn=self._get_train_sampler`: GRPO's sampler repeats each
 # prompt G times in a row and serves each big batch k times, so the loop
 # still gets one batch per step — the same one, k times over.
-# Stuck? `hint("get_train_dataloader", 1)` (levels 1 to 3), and
+# Stuck? `hint("get_train_dataloader", 1)` (levels 1 to 4), and
 # `solution("get_train_dataloader")` prints an answer.
 
 # %%
@@ -162,10 +162,12 @@ explore_sampler()
 # - in training, when `self._step % k == 0` (or `self._buffer is None`):
 #   generate for the whole big batch with
 #   `self._generate_and_score(generation_batch)` — a dict of tensors with
-#   one row per completion — and cut it into k slices in `self._buffer`
-#   (shuffle the rows first, so each slice mixes groups: the advantages
-#   are already computed, groups need not stay together);
-# - serve `self._buffer[self._step % k]` and count the step.
+#   one row per completion — and cut it into k slices in `self._buffer`.
+#   Shuffle the rows first, as TRL does (`shuffle_sequence_dict`), so each
+#   slice mixes groups: the advantages are already computed, groups need
+#   not stay together. One order for every key, so that row i of each key
+#   is still the same completion;
+# - serve `self._buffer[self._step % k]`, then count the step.
 #
 # Some values in the dict are `None` (e.g. `old_per_token_logps` while
 # on-policy): keep them `None` in every slice.

@@ -70,7 +70,7 @@ for start in (0, 8):
 # `rewards` has shape `(B·G,)`, each prompt's G completions next to each
 # other. Use torch's default (unbiased) `std`, as TRL does. A group where
 # every completion got the same reward has no signal: all zeros.
-# Stuck? `hint("group_advantages", 1)` (levels 1 to 3), and
+# Stuck? `hint("group_advantages", 1)` (levels 1 to 4), and
 # `solution("group_advantages")` prints an answer.
 
 # %%
@@ -103,8 +103,12 @@ print(group_advantages(rewards, 8).view(2, 8))
 # the mean over completions. While on-policy, ρ = 1 and the clip does
 # nothing; it matters for the off-policy slices of notebook 04. The `min`
 # makes the clip pessimistic: the policy gets no credit for moving a ratio
-# past 1 ± ε in the direction the advantage wants. For the KL, use
-# `per_token_kl(per_token_logps, ref_per_token_logps)` when `beta > 0`.
+# past 1 ± ε in the direction the advantage wants. Clip with the
+# `epsilon` you are given. For the KL, add
+# `beta * per_token_kl(per_token_logps, ref_per_token_logps)` only when
+# `beta > 0`: with `beta = 0` the trainer has no reference, and
+# `ref_per_token_logps` is `None`. Stuck? `hint("grpo_loss", 1)` (levels
+# 1 to 6).
 
 # %%
 def grpo_loss(per_token_logps, old_per_token_logps, advantages,
