@@ -259,3 +259,80 @@ def test_notebooks_carry_the_kernelspec_jupyterlab_writes():
     for path in committed_notebooks():
         notebook = nbformat.read(path, as_version=4)
         assert notebook.metadata["kernelspec"] == expected, path.name
+
+
+# ------------------------------------------------ what `make lab` serves
+
+LAB = course.ROOT / "tools" / "lab"
+
+
+def test_make_lab_turns_jupyterlabs_news_off_with_a_setting_it_has():
+    """No 'get notified about official Jupyter news?' pop-up: the override
+    names a plugin, setting and value of the installed JupyterLab."""
+    pytest.importorskip("jupyterlab")
+    import json
+    from pathlib import Path
+
+    from jupyterlab.commands import get_app_dir
+    overrides = json.loads((LAB / "labconfig" /
+                            "default_setting_overrides.json").read_text())
+    for plugin, values in overrides.items():
+        package, name = plugin.split(":")
+        schema = json.loads((Path(get_app_dir()) / "schemas" / package /
+                             f"{name}.json").read_text())["properties"]
+        for key, value in values.items():
+            allowed = [c["const"] for c in schema[key].get("oneOf", [])]
+            assert value in allowed or type(value).__name__ == {
+                "boolean": "bool"}.get(schema[key]["type"]), (key, value)
+    assert overrides["@jupyterlab/apputils-extension:notification"][
+        "fetchNews"] == "false"  # "none" asks, with the pop-up
+    command = subprocess.run(["make", "-n", "-o", "setup", "lab"],
+                             cwd=course.ROOT, capture_output=True,
+                             text=True).stdout
+    assert f"JUPYTER_CONFIG_PATH={LAB}" in command
+
+
+def lab_manager(root):
+    import json
+
+    from kit.lab import CourseContentsManager
+    config = json.loads((LAB / "jupyter_server_config.json").read_text())
+    assert config["ServerApp"]["contents_manager_class"] == (
+        "kit.lab.CourseContentsManager")
+    return CourseContentsManager(root_dir=str(root),
+                                 **config["ContentsManager"])
+
+
+def test_make_lab_leaves_sources_and_solutions_out_of_the_file_browser(
+        tmp_path):
+    import asyncio
+
+    from jupyter_server.services.contents.manager import ContentsManager
+    for folder in ("src", "solutions", "__pycache__"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "solutions" / "01.ipynb").write_text(
+        nbformat.writes(nbformat.v4.new_notebook()))
+    manager = lab_manager(tmp_path)
+    assert set(ContentsManager().hide_globs) <= set(
+        manager.hide_globs)  # what Jupyter hides stays hidden
+    listing = asyncio.run(manager.get(""))
+    assert [item["name"] for item in listing["content"]] == []
+    # still reachable for instructors, by its path
+    assert asyncio.run(manager.get("solutions/01.ipynb"))["type"] == (
+        "notebook")
+
+
+def test_make_lab_serves_notebooks_as_their_kernel_will_describe_them(
+        tmp_path):
+    """JupyterLab marks a notebook modified when the kernel's kernelspec or
+    language_info (with this Python's version) differs from the file's."""
+    import asyncio
+
+    from ipykernel.ipkernel import IPythonKernel
+    built = course.build_one(course.SOURCES / "00_setup.py")
+    path = next(p for p in built if p.parent == course.NOTEBOOKS)
+    (tmp_path / "00.ipynb").write_text(built[path])
+    model = asyncio.run(lab_manager(tmp_path).get("00.ipynb"))
+    metadata = model["content"]["metadata"]
+    assert metadata["language_info"] == IPythonKernel.language_info
+    assert metadata["kernelspec"] == course.KERNELSPEC
