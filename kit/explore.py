@@ -256,6 +256,9 @@ def sampler_plan(per_device_train_batch_size=8, num_generations=4,
             "generate_calls": -(-micro_steps // k)}
 
 
+ROW_INCHES = 0.2  # a row of the sampler's grid: room for a small label
+
+
 def draw_sampler_plan(figure, per_device_train_batch_size=8,
                       num_generations=4, steps_per_generation=4,
                       gradient_accumulation_steps=1, max_steps=8):
@@ -298,9 +301,6 @@ def draw_sampler_plan(figure, per_device_train_batch_size=8,
                  "micro-step trains on")
     figure.tight_layout()
     return figure
-
-
-ROW_INCHES = 0.2  # a row of the sampler's grid: room for a small label
 
 
 def _box(x, y, width, height):

@@ -36,8 +36,9 @@ class CourseContentsManager(AsyncLargeFileManager):
                   **kwargs):
         model = await super().get(path, content=content, type=type,
                                   format=format, **kwargs)
-        notebook = model.get("content") if model["type"] == "notebook" else None
-        if notebook and notebook.metadata.get("kernelspec", {}).get(
-                "name") == "python3":
+        notebook = model.get("content")
+        if model["type"] != "notebook" or not notebook:
+            return model  # a folder, a file, or a listing without content
+        if notebook.metadata.get("kernelspec", {}).get("name") == "python3":
             notebook.metadata["language_info"] = language_info()
         return model

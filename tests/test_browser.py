@@ -249,7 +249,7 @@ def open_notebook(lab, name):
     # Run All before the kernel is up would ask which kernel to start
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(
         timeout=120_000)
-    time.sleep(1)  # the kernel's info has reached the notebook's metadata
+    time.sleep(2)  # the kernel's info has reached the notebook's metadata
     dirty = page.locator(".lm-TabBar-tab.jp-mod-dirty")
     assert dirty.count() == 0, "the notebook shows as modified on opening"
     assert page.get_by_text("official Jupyter news").count() == 0
