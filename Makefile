@@ -33,9 +33,13 @@ LAB_FLAGS += --no-browser
 endif
 
 LAB_ROOT ?= notebooks
+# The course's JupyterLab settings (kit/lab.py says what each does): no news
+# pop-up, src/ and solutions/ out of the file browser, notebooks that do
+# not show as modified on opening.
+LAB_CONFIG := JUPYTER_CONFIG_PATH=$(CURDIR)/tools/lab$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 
 lab: setup
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(LAB_FLAGS) $(LAB_ARGS)
+	$(LAB_CONFIG) $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(LAB_FLAGS) $(LAB_ARGS)
 
 # Four suites, two at a time, one torch thread each; the last line says how
 # long each took (tools/run_tests.py says why).

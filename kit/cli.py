@@ -96,7 +96,10 @@ def _build(args):
         print(f"{path.relative_to(course.ROOT)}: {verb}")
     if not stale:
         print("all notebooks match their sources")
-    return 1 if args.check and stale else 0
+    problems = course.text_problems()  # a slip in the text fails the build
+    for problem in problems:
+        print(f"notebooks/src/{problem}")
+    return 1 if (args.check and stale) or problems else 0
 
 
 def _bench(args):

@@ -28,6 +28,11 @@ SOURCES = NOTEBOOKS / "src"
 SOLUTIONS = NOTEBOOKS / "solutions"
 REPOSITORY = "inside-the-trainer/inside-the-trainer"  # on GitHub, for Colab
 
+# What JupyterLab writes when ipykernel's kernel starts: the same text here,
+# so opening a notebook does not change (and mark modified) its kernelspec.
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python",
+              "name": "python3"}
+
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_STUB, END_STUB = "### BEGIN STUB", "### END STUB"
 STUB = 'raise NotImplementedError("exercise: write your code here")'
@@ -125,11 +130,8 @@ def _notebook(cells, name, solutions=False):
     nb.cells = header + cells
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"{name[:2]}-{i:02d}"  # stable ids: stable diffs
-    nb.metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python",
-                       "name": "python3"},
-        "language_info": {"name": "python"},
-    }
+    nb.metadata = {"kernelspec": dict(KERNELSPEC),
+                   "language_info": {"name": "python"}}
     return nb
 
 
@@ -175,6 +177,16 @@ def build_all():
     for path in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
         out.update(build_one(path))
     return out
+
+
+def text_problems():
+    """What each source's text gets wrong (kit.notebook_text), one line
+    each: prose in a code cell, a panel the figure does not have."""
+    import jupytext
+    from kit.notebook_text import problems
+    return [f"{path.name}: {problem}"
+            for path in sorted(SOURCES.glob("[0-9][0-9]_*.py"))
+            for problem in problems(jupytext.read(path).cells)]
 
 
 def build(check=False):

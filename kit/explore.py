@@ -23,6 +23,17 @@ from matplotlib.figure import Figure
 from kit import losses
 from kit.live import LiveFigure, headless
 
+# The panels each explorer draws, left to right (the build checks that the
+# notebooks' prose speaks only of these).
+PANELS = {
+    "explore_ga_split": ("each token's share of the gradient",),
+    "explore_dpo": ("loss of one pair", "gradient weight on each log-prob"),
+    "explore_sampler": ("the dataloader's batches, micro-step by micro-step",),
+    "explore_clip": ("GRPO's clipped surrogate",),
+}
+# β as its slider shows it, and as the figure's title prints it
+BETA_FORMAT = ".3g"
+
 # ------------------------------------------------ 01: gradient accumulation
 
 # Labelled tokens (answer digits + <eos>) of four rows, as in notebook 01.
@@ -185,7 +196,8 @@ def draw_dpo_weights(figure, beta=0.1, loss_type="sigmoid"):
                    label="chosen ↑ (snippet)")
     weight_ax.plot(h, data["snippet_rejected"], "C5--",
                    label="rejected ↓ (snippet)")
-    weight_ax.set(title=f"gradient weight on each log-prob, β = {beta:g}",
+    weight_ax.set(title=f"gradient weight on each log-prob, "
+                        f"β = {beta:{BETA_FORMAT}}",
                   xlabel="margin", ylim=(0, 1.05))
     for ax in (loss_ax, weight_ax):
         ax.legend(fontsize="small")
@@ -244,6 +256,9 @@ def sampler_plan(per_device_train_batch_size=8, num_generations=4,
             "generate_calls": -(-micro_steps // k)}
 
 
+ROW_INCHES = 0.2  # a row of the sampler's grid: room for a small label
+
+
 def draw_sampler_plan(figure, per_device_train_batch_size=8,
                       num_generations=4, steps_per_generation=4,
                       gradient_accumulation_steps=1, max_steps=8):
@@ -259,6 +274,10 @@ def draw_sampler_plan(figure, per_device_train_batch_size=8,
         ax.set_axis_off()
         return figure
     B, k = per_device_train_batch_size, steps_per_generation
+    # one row per micro-step, each tall enough for its labels (GA = 4 and
+    # k = 8 make 32 rows)
+    figure.set_size_inches(figure.get_figwidth(),
+                           max(4.5, 1.6 + ROW_INCHES * plan["micro_steps"]))
     grid = torch.tensor(plan["batches"], dtype=torch.float32)  # (M, B·k)
     ax.imshow((grid % 20).numpy(), cmap="tab20", aspect="auto", vmin=0,
               vmax=19, interpolation="nearest")
@@ -362,8 +381,10 @@ class Explorer:
         self.draws = 0
         for control in controls.values():
             control.observe(self.redraw, names="value")
-        self.widget = widgets.VBox([widgets.HBox(list(controls.values())),
-                                    self.image])
+        # controls wrap onto a second line rather than squeeze each other
+        row = widgets.HBox(list(controls.values()),
+                           layout={"flex_flow": "row wrap"})
+        self.widget = widgets.VBox([row, self.image])
         self.redraw()
 
     def values(self):
@@ -387,11 +408,20 @@ def _show(draw, controls, size=(9, 3.6)):
     return Explorer(draw, controls, size)
 
 
+# A slider's width: its label (about 8 px a character), a track, a readout.
+TRACK_PX, READOUT_PX = 200, 60
+
+
 def _slider(kind, description, **kwargs):
+    """A slider whose label never eats its track: fixed widths, no shrink."""
     import ipywidgets as widgets
-    style = {"description_width": "initial"}
+    label = max(24, 8 * len(description))
+    style = {"description_width": f"{label}px"}
+    layout = {"width": f"{label + TRACK_PX + READOUT_PX}px",
+              "flex": "0 0 auto"}
     return getattr(widgets, kind)(description=description, style=style,
-                                  continuous_update=False, **kwargs)
+                                  layout=layout, continuous_update=False,
+                                  **kwargs)
 
 
 def explore_ga_split():
@@ -405,7 +435,7 @@ def explore_dpo():
     import ipywidgets as widgets
     return _show(draw_dpo_weights, {
         "beta": _slider("FloatLogSlider", "β", value=0.1, base=10, min=-2,
-                        max=1, step=0.1),
+                        max=1, step=0.1, readout_format=BETA_FORMAT),
         "loss_type": widgets.Dropdown(
             options=sorted(losses.PREFERENCE_LOSSES), value="sigmoid",
             description="loss_type")}, size=(11, 3.6))
@@ -416,7 +446,7 @@ def explore_sampler():
     return _show(draw_sampler_plan, {
         "per_device_train_batch_size": _slider(
             "IntSlider", "per_device_train_batch_size", value=8, min=2,
-            max=16, step=2, layout={"width": "420px"}),
+            max=16, step=2),
         "num_generations": _slider("IntSlider", "G", value=4, min=2, max=8),
         "steps_per_generation": _slider("IntSlider", "k", value=4, min=1,
                                         max=8),

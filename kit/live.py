@@ -45,8 +45,23 @@ def generates(log_history):
     return any(row.get("generation/calls") for row in log_history)
 
 
-# Why GRPO's loss hovers at 0, said where the learner looks for it.
+# Why GRPO's loss hovers at 0, said where the learner looks for it, and
+# only while it does: off-policy slices (k > 1) swing it away from 0.
 GRPO_LOSS_NOTE = "GRPO's loss is ≈ 0: advantages average 0 in a group"
+NEAR_ZERO = 0.05  # |loss| at most this at every log: "≈ 0" is true
+
+
+def panels(metrics=(), generates=False):
+    """The live plot's panel names, left to right (the build checks that
+    the notebooks' prose speaks only of these)."""
+    metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
+    return ("loss",) + ((", ".join(metrics),) if metrics else ()) + (
+        ("generation",) if generates else ())
+
+
+def plain(text):
+    """Text from users, shown as written: a `$` starts no mathtext."""
+    return text.replace("$", r"\$")
 
 
 def _plot(ax, steps, values, style, **kwargs):
@@ -79,9 +94,9 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     histories = [log_history, *share_y]
     figure.clear()
-    panels = 1 + bool(metrics) + generates(log_history)
-    figure.set_size_inches(5 * panels, 3.6)
-    axes = list(figure.subplots(1, panels, squeeze=False)[0])
+    count = len(panels(metrics, generates(log_history)))
+    figure.set_size_inches(5 * count, 3.6)
+    axes = list(figure.subplots(1, count, squeeze=False)[0])
 
     loss_ax = axes.pop(0)
     for key, style in (("loss", "-"), ("eval_loss", "o--")):
@@ -89,7 +104,7 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
         if steps:
             _plot(loss_ax, steps, values, style, label=key)
     loss_ax.set(title="loss", xlabel="optimizer step")
-    if generates(log_history):
+    if generates(log_history) and _near_zero(log_history):
         loss_ax.text(0.02, 0.03, GRPO_LOSS_NOTE, transform=loss_ax.transAxes,
                      fontsize="small", color="0.35")
     _share(loss_ax, histories, ("loss", "eval_loss"))
@@ -98,12 +113,13 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
         ax = axes.pop(0)
         for key in metrics:  # train-time line and eval-time dots, one colour
             steps, values = _series(log_history, key)
-            color = _plot(ax, steps, values, "-", label=key).get_color()
+            color = _plot(ax, steps, values, "-",
+                          label=plain(key)).get_color()
             steps, values = _series(log_history, "eval_" + key)
             if steps:
                 ax.plot(steps, values, "o--", color=color,
-                        label="eval_" + key)
-        ax.set(title=", ".join(metrics), xlabel="optimizer step")
+                        label=plain("eval_" + key))
+        ax.set(title=plain(", ".join(metrics)), xlabel="optimizer step")
         _share(ax, histories, metrics + tuple("eval_" + k for k in metrics))
 
     for ax in figure.axes:  # the generation panel makes its own legend
@@ -111,11 +127,25 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
             ax.legend(fontsize="small")
     if axes:
         _draw_generation(axes[0], log_history, histories)
-    heading = " · ".join(text for text in (title, status) if text)
-    if heading:
-        figure.suptitle(heading)
+    _heading(figure, title, status)
     figure.tight_layout()
     return figure
+
+
+def _near_zero(log_history):
+    values = _series(log_history, "loss")[1]
+    return bool(values) and max(abs(v) for v in values) <= NEAR_ZERO
+
+
+def _heading(figure, title, status, size=11):
+    """Title, then status on a line of its own, wrapped to stay inside the
+    figure (a long heading is never clipped at both edges)."""
+    import textwrap
+    characters = int(0.9 * figure.get_figwidth() * 72 / (0.6 * size))
+    lines = [line for text in (title, status) if text
+             for line in textwrap.wrap(str(text), max(20, characters))]
+    if lines:
+        figure.suptitle(plain("\n".join(lines)), fontsize=size)
 
 
 def _share(ax, histories, keys):
@@ -169,9 +199,12 @@ def _clock(seconds):
     return f"{minutes}:{seconds:02d}"
 
 
-def progress(step, max_steps, elapsed):
-    """'step 120 / 400 · 0:12 elapsed · 0:28 left' (no guess at step 0)."""
+def progress(step, max_steps, elapsed, ended=False):
+    """'step 120 / 400 · 0:12 elapsed · 0:28 left' (no guess at step 0);
+    a run that `ended` before max_steps says it stopped there."""
     text = f"step {step} / {max_steps} · {_clock(elapsed)} elapsed"
+    if ended and step < max_steps:
+        return f"stopped at {text}"
     if 0 < step < max_steps:
         text += f" · {_clock(elapsed / step * (max_steps - step))} left"
     return text
@@ -200,7 +233,7 @@ class LivePlotCallback(TrainerCallback):
         self.title, self.min_interval = title, min_interval
         self.log_history, self.figure = [], None
         self._handle, self._next_draw = None, 0.0
-        self._progress = None
+        self._progress, self._live = None, False
         self.shared = list(share_y)
         for other in self.shared:
             other.shared.append(self)
@@ -209,43 +242,42 @@ class LivePlotCallback(TrainerCallback):
         # The Trainer appends every log to this very list: we only read it.
         self.log_history = state.log_history
         self._started = time.monotonic()
-        self._progress = progress(state.global_step, state.max_steps, 0)
         self.figure = LiveFigure()
-        if state.is_world_process_zero and not headless():
-            self._handle = _display(self._redrawn())
+        # Nothing is shown yet: a run that fails at its first step (an
+        # unfinished exercise) leaves no empty figure, and the first
+        # drawing already has every panel the run's logs call for.
+        self._live = (state.is_world_process_zero and not headless()
+                      and _in_notebook())
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        if self._handle is None or time.monotonic() < self._next_draw:
+        if not self._live or time.monotonic() < self._next_draw:
             return
         started = time.monotonic()
-        self._redraw(state)
+        self._show(state)
         took = time.monotonic() - started  # wait 9x as long: <= 10% overhead
         self._next_draw = started + max(self.min_interval, 10 * took)
 
     def on_train_end(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:
             return
-        if self._handle is not None:
-            self._redraw(state)
-        else:  # headless: the one and only drawing
-            self._set_progress(state)
-            self._handle = _display(self._redrawn())
+        self._show(state, ended=True)  # headless: the one and only drawing
         for other in self.shared:  # earlier runs rescale to this one
             if other._handle is not None:
                 other._handle.update(other._redrawn())
 
-    def _set_progress(self, state):
+    def _show(self, state, ended=False):
+        """Draw the figure: displayed the first time, updated after."""
         self._progress = progress(state.global_step, state.max_steps,
-                                  time.monotonic() - self._started)
+                                  time.monotonic() - self._started, ended)
+        if self._handle is None:
+            self._handle = _display(self._redrawn())
+        else:
+            self._handle.update(self._redrawn())
 
     def _redrawn(self):
         return draw(self.figure, self.log_history, self.metrics, self.title,
                     self._progress,
                     share_y=[other.log_history for other in self.shared])
-
-    def _redraw(self, state):
-        self._set_progress(state)
-        self._handle.update(self._redrawn())
 
 
 def _in_notebook():

@@ -3,9 +3,12 @@
 What a learner sees, checked as a learner would meet it: notebooks 01 and 04
 (solutions) run top to bottom in JupyterLab, with no error; each training
 cell's live plot is replaced several times while it trains and leaves one
-figure per run; each explorer renders and its figure changes when its
-slider moves. Screenshots go to a temporary folder (the two in README, to
-docs/ as well with KIT_UPDATE_DOCS=1).
+figure per run; each explorer renders, its sliders keep a usable track,
+and its figure changes when its slider moves. Each notebook opens
+unmodified and without the news pop-up; the file browser shows no src/ or
+solutions/; in a learner copy, the training cell of an unfinished exercise
+shows one line and no empty figure. Screenshots go to a temporary folder
+(the two in README, to docs/ as well with KIT_UPDATE_DOCS=1).
 
 It needs Chromium (installed with apt-get when missing and allowed) and
 Playwright (from PyPI, the dev extra); Playwright's own browser downloads
@@ -14,6 +17,7 @@ are never used. Without Chromium it skips, and fails under CI=true.
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -30,6 +34,8 @@ TOKEN = "kit-browser-test"
 NOTEBOOKS = {"01_stock_compute_loss": 1, "04_grpo_dataloader": 2}
 README_SHOTS = {"04_grpo_dataloader": ("lab_live_plot.png",
                                        "lab_explore_sampler.png")}
+# a learner copy: its training cell runs an unfinished exercise
+LEARNER = "01_stock_compute_loss"
 
 
 def unavailable(reason):
@@ -77,11 +83,10 @@ def free_port():
 
 
 def write_settings(folder):
-    """JupyterLab settings: every cell in the page, no news pop-up."""
+    """JupyterLab settings: every cell in the page. (No news pop-up: that
+    comes from `make lab` itself, as a learner gets it.)"""
     settings = {
         "notebook-extension/tracker": {"windowingMode": "none"},
-        "apputils-extension/notification": {"fetchNews": "false",
-                                            "checkForUpdates": False},
     }
     for name, values in settings.items():
         path = folder / f"@jupyterlab/{name}.jupyterlab-settings"
@@ -100,6 +105,10 @@ def lab(tmp_path_factory):
     for name in NOTEBOOKS:  # copies: the committed notebooks stay clean
         shutil.copy(ROOT / "notebooks" / "solutions" / f"{name}.ipynb",
                     folder)
+    shutil.copy(ROOT / "notebooks" / f"{LEARNER}.ipynb",
+                folder / f"learner_{LEARNER}.ipynb")
+    for hidden in ("src", "solutions"):  # as in notebooks/
+        (folder / hidden).mkdir()
     write_settings(folder / "settings")
     port = free_port()
     env = {k: v for k, v in os.environ.items()  # a live frontend: not
@@ -213,6 +222,10 @@ def move_each_slider(page, shots, name):
     explorers = page.locator(".jp-CodeCell").filter(
         has=page.locator(".widget-image"))
     assert explorers.count() >= 1, "no explorer rendered"
+    tracks = page.evaluate("""() => [...document.querySelectorAll(
+        '.widget-slider .noUi-target')].map(t =>
+        t.getBoundingClientRect().width)""")
+    assert tracks and min(tracks) >= 150, f"slider tracks {tracks} px wide"
     for i in range(explorers.count()):
         cell = explorers.nth(i)
         image = cell.locator(".widget-image").first
@@ -226,9 +239,8 @@ def move_each_slider(page, shots, name):
     return explorers
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
-def test_a_notebook_runs_in_jupyterlab_with_live_plots_and_explorers(
-        lab, name):
+def open_notebook(lab, name):
+    """A page on notebook `name`, its kernel idle, as a learner opens it."""
     page = lab["browser"].new_page(viewport={"width": 1400, "height": 1000})
     # a workspace of its own: JupyterLab must not reopen the other notebook
     page.goto(f"{lab['url']}/lab/workspaces/{name}/tree/{name}.ipynb"
@@ -237,6 +249,48 @@ def test_a_notebook_runs_in_jupyterlab_with_live_plots_and_explorers(
     # Run All before the kernel is up would ask which kernel to start
     page.get_by_text("Python 3 (ipykernel) | Idle").wait_for(
         timeout=120_000)
+    time.sleep(2)  # the kernel's info has reached the notebook's metadata
+    dirty = page.locator(".lm-TabBar-tab.jp-mod-dirty")
+    assert dirty.count() == 0, "the notebook shows as modified on opening"
+    assert page.get_by_text("official Jupyter news").count() == 0
+    return page
+
+
+def test_the_file_browser_shows_the_notebooks_not_src_or_solutions(lab):
+    listing = json.load(urllib.request.urlopen(
+        f"{lab['url']}/api/contents?token={TOKEN}"))
+    names = {item["name"] for item in listing["content"]}
+    assert f"learner_{LEARNER}.ipynb" in names
+    assert not names & {"src", "solutions"}, names
+
+
+def test_an_unfinished_exercise_leaves_no_empty_live_plot(lab):
+    """The learner's training cell stops at step 1 on the stub: one line,
+    and no empty 'step 0 / 150' figure above it."""
+    name = f"learner_{LEARNER}"
+    page = open_notebook(lab, name)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells",
+                                                   exact=True).click()
+    training = page.locator(".jp-CodeCell").filter(
+        has_text="LivePlotCallback(").filter(has_text=".train()")
+    prompt = training.locator(".jp-InputPrompt")
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while not re.search(r"\[\d+\]", prompt.text_content()):
+        assert time.monotonic() < deadline, "the training cell never ran"
+        time.sleep(0.5)
+    output = training.locator(".jp-OutputArea")
+    output.get_by_text("Not done yet").wait_for(timeout=30_000)
+    assert output.locator("img").count() == 0, "an empty live plot shows"
+    training.screenshot(path=lab["shots"] / f"{name}_training.png")
+    page.close()
+    stop_kernels(lab["url"])
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_notebook_runs_in_jupyterlab_with_live_plots_and_explorers(
+        lab, name):
+    page = open_notebook(lab, name)
     page.evaluate(WATCH)
     run_all(page, lab["shots"])
 

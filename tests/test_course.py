@@ -162,3 +162,177 @@ def test_setup_notebook_keeps_the_trainers_progress_bar(tmp_path):
     finally:
         transformers.logging.set_verbosity(verbosity)
         logger.setLevel(level)
+
+
+# ------------------------------------------- the text a learner reads
+
+def cells(*sources):
+    """Notebook cells from ('markdown' | 'code', text) pairs."""
+    return [nbformat.v4.new_markdown_cell(text) if kind == "markdown"
+            else nbformat.v4.new_code_cell(text) for kind, text in sources]
+
+
+# 03 as it was: a `# %% [markdown]` missing after the explorer's cell
+EXERCISE_IN_CODE = '''from kit.explore import explore_dpo
+
+explore_dpo()
+#
+# ## ★★★ Exercise 4: DPO's `compute_loss`
+#
+# 1. one forward pass of `model`;
+# 2. the same for `self.ref_model` under `torch.no_grad()`;
+# 3. `.chunk(2)` splits chosen from rejected.'''
+
+
+def test_a_heading_inside_a_code_cell_is_a_problem():
+    from kit.notebook_text import problems
+    found = problems(cells(("markdown", "## Explore"),
+                           ("code", EXERCISE_IN_CODE)))
+    assert any("★★★ Exercise 4" in line and "cell 1 (code, under "
+               "'Explore')" in line for line in found), found
+    assert any("ends in 4 lines of comments" in line for line in found)
+    fixed = EXERCISE_IN_CODE.split("\n#\n")[0]
+    assert problems(cells(("markdown", "## Explore"), ("code", fixed),
+                          ("markdown", EXERCISE_IN_CODE.split("\n#\n", 1)[
+                              1].replace("# ", "")))) == []
+
+
+def test_solution_markers_and_short_comments_are_not_prose():
+    from kit.notebook_text import problems
+    code = ("def f(x):\n    ### BEGIN SOLUTION\n    return x\n"
+            "    ### END SOLUTION\n\n# a note\n# on two lines")
+    assert problems(cells(("code", code))) == []
+
+
+DPO_PLOT = ('trainer = recipes.dpo_trainer("cpu", callbacks=[LivePlotCallback('
+            '("rewards/margins", "rewards/accuracies"), title="DPO")])')
+GRPO_PLOT = ('trainer = recipes.grpo_trainer("cpu", callbacks=['
+             'LivePlotCallback("reward")])')
+
+
+@pytest.mark.parametrize("prose, code, wrong", [
+    ("The middle panel shows the margins.", DPO_PLOT, "middle"),  # 03
+    ("The right-hand panel shows the margins.", DPO_PLOT, None),
+    ("The middle panel shows the reward.", GRPO_PLOT, None),  # 3 panels
+    ("Watch the generation panel.", GRPO_PLOT, None),
+    ("Watch the generation panel.", DPO_PLOT, "generation"),
+    ("The `kl` panel rises.", GRPO_PLOT, "kl"),
+    ("The left panel: one pair's loss.", "explore_dpo()", None),
+    ("The left panel: the clip.", "explore_clip()", "left"),
+    ("The right-hand panel shows it.", "print(1)", "right-hand"),
+    ("A panel for generation joins in notebook 04.", DPO_PLOT, None),
+])
+def test_prose_names_only_panels_the_figure_has(prose, code, wrong):
+    from kit.notebook_text import problems
+    found = problems(cells(("markdown", prose), ("code", "x = 1"),
+                           ("code", code)))
+    if wrong is None:
+        assert found == []
+    else:
+        assert len(found) == 1 and f"{wrong}" in found[0], found
+
+
+def test_build_fails_on_a_text_problem_and_names_it(tmp_path, monkeypatch,
+                                                    capsys):
+    from kit import cli
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "07_demo.py").write_text(
+        "# %% [markdown]\n# ## Explore\n\n# %%\n" + EXERCISE_IN_CODE + "\n")
+    monkeypatch.setattr(course, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(course, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(course, "SOLUTIONS", tmp_path / "solutions")
+    monkeypatch.setattr(course, "ROOT", tmp_path)
+    assert cli.main(["build"]) == 1  # written, and still a failure
+    assert cli.main(["build", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "notebooks/src/07_demo.py: cell 1 (code, under 'Explore'): a " \
+           "heading or exercise text as a comment" in out
+
+
+def test_notebooks_carry_the_kernelspec_jupyterlab_writes():
+    """JupyterLab rewrites a kernelspec that differs from the kernel's own,
+    and the notebook then shows as modified the moment it opens."""
+    from ipykernel.kernelspec import KERNEL_NAME, get_kernel_dict
+    kernel = get_kernel_dict()
+    expected = {"display_name": kernel["display_name"],
+                "language": kernel["language"], "name": KERNEL_NAME}
+    for path in committed_notebooks():
+        notebook = nbformat.read(path, as_version=4)
+        assert notebook.metadata["kernelspec"] == expected, path.name
+
+
+# ------------------------------------------------ what `make lab` serves
+
+LAB = course.ROOT / "tools" / "lab"
+
+
+def test_make_lab_turns_jupyterlabs_news_off_with_a_setting_it_has():
+    """No 'get notified about official Jupyter news?' pop-up: the override
+    names a plugin, setting and value of the installed JupyterLab."""
+    pytest.importorskip("jupyterlab")
+    import json
+    from pathlib import Path
+
+    from jupyterlab.commands import get_app_dir
+    overrides = json.loads((LAB / "labconfig" /
+                            "default_setting_overrides.json").read_text())
+    for plugin, values in overrides.items():
+        package, name = plugin.split(":")
+        schema = json.loads((Path(get_app_dir()) / "schemas" / package /
+                             f"{name}.json").read_text())["properties"]
+        for key, value in values.items():
+            allowed = [c["const"] for c in schema[key].get("oneOf", [])]
+            assert value in allowed or type(value).__name__ == {
+                "boolean": "bool"}.get(schema[key]["type"]), (key, value)
+    assert overrides["@jupyterlab/apputils-extension:notification"][
+        "fetchNews"] == "false"  # "none" asks, with the pop-up
+    command = subprocess.run(["make", "-n", "-o", "setup", "lab"],
+                             cwd=course.ROOT, capture_output=True,
+                             text=True).stdout
+    assert f"JUPYTER_CONFIG_PATH={LAB}" in command
+
+
+def lab_manager(root):
+    import json
+
+    from kit.lab import CourseContentsManager
+    config = json.loads((LAB / "jupyter_server_config.json").read_text())
+    assert config["ServerApp"]["contents_manager_class"] == (
+        "kit.lab.CourseContentsManager")
+    return CourseContentsManager(root_dir=str(root),
+                                 **config["ContentsManager"])
+
+
+def test_make_lab_leaves_sources_and_solutions_out_of_the_file_browser(
+        tmp_path):
+    import asyncio
+
+    from jupyter_server.services.contents.manager import ContentsManager
+    for folder in ("src", "solutions", "__pycache__"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "solutions" / "01.ipynb").write_text(
+        nbformat.writes(nbformat.v4.new_notebook()))
+    manager = lab_manager(tmp_path)
+    assert set(ContentsManager().hide_globs) <= set(
+        manager.hide_globs)  # what Jupyter hides stays hidden
+    listing = asyncio.run(manager.get(""))
+    assert [item["name"] for item in listing["content"]] == []
+    # still reachable for instructors, by its path
+    assert asyncio.run(manager.get("solutions/01.ipynb"))["type"] == (
+        "notebook")
+
+
+def test_make_lab_serves_notebooks_as_their_kernel_will_describe_them(
+        tmp_path):
+    """JupyterLab marks a notebook modified when the kernel's kernelspec or
+    language_info (with this Python's version) differs from the file's."""
+    import asyncio
+
+    from ipykernel.ipkernel import IPythonKernel
+    built = course.build_one(course.SOURCES / "00_setup.py")
+    path = next(p for p in built if p.parent == course.NOTEBOOKS)
+    (tmp_path / "00.ipynb").write_text(built[path])
+    model = asyncio.run(lab_manager(tmp_path).get("00.ipynb"))
+    metadata = model["content"]["metadata"]
+    assert metadata["language_info"] == IPythonKernel.language_info
+    assert metadata["kernelspec"] == course.KERNELSPEC

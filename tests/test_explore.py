@@ -163,3 +163,64 @@ def test_an_impossible_setting_is_drawn_as_its_error():
     figure = explore.draw_sampler_plan(LiveFigure(), 6, 4)
     assert "must be a multiple of num_generations" in figure.axes[0].texts[
         0].get_text()
+
+
+@pytest.mark.parametrize("make", EXPLORERS, ids=lambda f: f.__name__)
+def test_each_explorer_draws_the_panels_it_names(make):
+    """The build checks the notebooks' prose against these names."""
+    figure = make()
+    assert len(figure.axes) == len(explore.PANELS[make.__name__])
+
+
+def px(value):
+    assert value.endswith("px"), value
+    return int(value[:-2])
+
+
+@pytest.mark.parametrize("make", EXPLORERS, ids=lambda f: f.__name__)
+def test_no_slider_label_eats_its_track(make, monkeypatch):
+    """04's per_device_train_batch_size slider once had a ~25 px track."""
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    monkeypatch.delenv("KIT_HEADLESS", raising=False)
+    explorer = make()
+    row = explorer.widget.children[0]
+    assert row.layout.flex_flow == "row wrap"  # a second line, no squeeze
+    for control in explorer.controls.values():
+        if "Slider" not in type(control).__name__:
+            continue
+        label = px(control.style.description_width)
+        assert label >= 8 * len(control.description)
+        track = px(control.layout.width) - label - explore.READOUT_PX
+        assert track >= 150, (control.description, track)
+        assert control.layout.flex == "0 0 auto"  # it never shrinks
+
+
+def overlapping(texts):
+    """Pairs of labels, one above the other, with less than a quarter of a
+    line between them (at GA = 3, k = 6 they once touched: 0.5 px)."""
+    boxes = sorted((t.get_window_extent() for t in texts if t.get_text()),
+                   key=lambda box: box.y0)
+    return [(a, b) for a, b in zip(boxes, boxes[1:])
+            if b.y0 - a.y1 < 0.25 * a.height]
+
+
+@pytest.mark.parametrize("k, GA", [(4, 1), (6, 3), (8, 4)])
+def test_the_sampler_rows_and_their_labels_never_crowd(k, GA):
+    figure = explore.draw_sampler_plan(LiveFigure(figsize=(11, 4.5)), 8, 4,
+                                       k, GA)
+    figure.draw_without_rendering()
+    ax = figure.axes[0]
+    assert not overlapping(ax.get_yticklabels())
+    assert not overlapping([t for t in ax.texts])  # the generate() marks
+
+
+def test_the_dpo_title_rounds_beta_as_its_slider_does(monkeypatch):
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    monkeypatch.delenv("KIT_HEADLESS", raising=False)
+    explorer = explore.explore_dpo()
+    slider = explorer.controls["beta"]
+    slider.value = 10 ** -0.8  # 0.158489...
+    shown = format(slider.value, slider.readout_format)
+    assert shown == "0.158"
+    title = explorer.figure.axes[1].get_title()
+    assert title.endswith(f"β = {shown}"), title

@@ -144,7 +144,8 @@ check("dpo_snippet", fixed_snippet)
 from kit.explore import explore_dpo
 
 explore_dpo()
-#
+
+# %% [markdown]
 # ## ★★★ Exercise 4: DPO's `compute_loss`
 #
 # Put it together in a subclass of `DPOTrainer` (which supplies the
@@ -192,7 +193,7 @@ check("dpo_compute_loss", MyDPOTrainer)
 # From the starting policy, each training sum against every one of its
 # near misses (β = 1, 700 steps, the learning rate decaying to 0 —
 # `python -m kit train dpo` runs the same configuration). The
-# middle panel shows `rewards/margins` climbing and `rewards/accuracies` —
+# right-hand panel shows `rewards/margins` climbing and `rewards/accuracies` —
 # how often the policy now prefers the right answer more than the reference
 # did — on the training batches (line) and on held-out sums (dots).
 
