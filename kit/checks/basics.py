@@ -9,7 +9,7 @@ from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
 from kit import losses, recipes, tasks
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
-                                gradient, graph_leaves)
+                                describe_error, gradient, graph_leaves)
 from kit.checks.core import EXERCISES, Mistake, exercise, paused
 from kit.gradients import split
 from kit.models import tiny_model
@@ -303,7 +303,12 @@ def observe_compute_loss(candidate):
     _, batch = _batch()
     with paused():
         model = tiny_model("cpu", seed=0, tokenizer=_batch()[0])
-    trainer = _trainer(candidate, model)
+    trainer = attempt(_trainer, candidate, model)
+    if isinstance(trainer, Raised):
+        raise Mismatch(f"{candidate.__name__}(model=..., args=..., "
+                       f"processing_class=...) raised "
+                       f"{describe_error(trainer.error)}: its __init__ must "
+                       f"take the Trainer's arguments", symptom="crash")
     tokens = int((batch["labels"][:, 1:] != -100).sum())
     loss = _returned(attempt(trainer.compute_loss, model, dict(batch)))
     seen = {"loss": loss,
