@@ -13,7 +13,7 @@ from kit.trainers import CausalLMTrainer
 @pytest.fixture(autouse=True)
 def lenient(monkeypatch):
     monkeypatch.delenv("KIT_STRICT", raising=False)
-    checks.help.forget()  # every test starts the hint ladders afresh
+    checks.advice.forget()  # every test starts the hint ladders afresh
 
 
 def status(exercise_id, candidate):

@@ -42,7 +42,7 @@ REQUIRED = {
 @pytest.fixture(autouse=True)
 def lenient(monkeypatch):
     monkeypatch.delenv("KIT_STRICT", raising=False)
-    checks.help.forget()  # every test starts the hint ladders afresh
+    checks.advice.forget()  # every test starts the hint ladders afresh
 
 
 def test_every_catalogue_holds_the_required_mistakes():
@@ -75,7 +75,7 @@ def test_every_mistake_has_a_rung(exercise_id):
         assert (isinstance(mistake.rung, int)
                 and 1 <= mistake.rung <= len(exercise.hints)), mistake.id
     for symptom, rung in exercise.symptoms.items():
-        assert symptom in checks.help.SYMPTOM_HINTS
+        assert symptom in checks.advice.SYMPTOM_HINTS
         assert 1 <= rung <= len(exercise.hints)
 
 

@@ -12,12 +12,11 @@ import inspect
 import json
 import numbers
 import os
-import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from kit.checks import help
+from kit.checks import advice
+from kit.checks.blame import what_check_expects, written_by_the_learner
 from kit.checks.clock import paused, time_limit  # noqa: F401 (re-exported)
 from kit.checks.compare import (Mismatch, TimeLimit, default_judge,
                                 describe_error, is_the_learners, same,
@@ -61,7 +60,7 @@ class Exercise:
     uses: list = field(default_factory=list)
     method: str = None  # for a class: the method the learner writes
     # {symptom: rung} where a rung of `hints` fits a symptom the machinery
-    # tells apart ("crash", "shape", ...); help.SYMPTOM_HINTS otherwise
+    # tells apart ("crash", "shape", ...); advice.SYMPTOM_HINTS otherwise
     symptoms: dict = field(default_factory=dict)
     stub: str = STUB  # what "not attempted" asks the learner to do
     _cache: dict = field(default_factory=dict, repr=False)
@@ -98,7 +97,7 @@ class Result:
                  symptom=None, factor=None):
         self.exercise, self.status, self.message = exercise, status, message
         self.mistake = mistake  # the id of a named mistake, or None
-        self.symptom, self.factor = symptom, factor  # what help starts from
+        self.symptom, self.factor = symptom, factor  # where help starts
         self.advise = True  # False: no hint fits (the answer's kind, a bug)
 
     def __bool__(self):
@@ -218,66 +217,6 @@ def name_mistake(exercise, seen):
     return None
 
 
-_KIT = str(Path(__file__).resolve().parent.parent)
-_LIBRARIES = tuple({str(Path(p).resolve()) for p in sys.path
-                    if "-packages" in p} | {str(Path(os.__file__).parent)})
-
-
-def written_by_the_learner(error):
-    """Whether the error came up through code outside the kit and the
-    libraries: the learner's. Else it is the checker's own."""
-    tb = error.__traceback__
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if not (filename.startswith((_KIT, "<frozen"))
-                or filename.startswith(_LIBRARIES)):
-            return True
-        tb = tb.tb_next
-    return False
-
-
-# -------------------------------------------------- what check expects
-
-def what_check_expects(exercise, candidate):
-    """One line when `candidate` is not the kind of answer the exercise
-    takes (None, a class for a function, ...); None when it is."""
-    answer = exercise.answer
-    start = f"check({exercise.id!r}, ...) expects "
-    if isinstance(answer, type):
-        base = next(c for c in answer.__mro__
-                    if not c.__module__.startswith("kit.checks"))
-        wanted = f"a class, a subclass of {base.__name__}" + (
-            f" with your {exercise.method}" if exercise.method else "")
-        if isinstance(candidate, base):
-            name = type(candidate).__name__
-            return (start + wanted + f", got an instance: pass the class "
-                    f"itself, {name}, not {name}(...)")
-        if not isinstance(candidate, type):
-            return start + wanted + ", got " + _kind(candidate)
-        if not issubclass(candidate, base):
-            return (start + wanted + f", got the class {candidate.__name__}"
-                    f", which does not subclass {base.__name__}")
-        return None
-    if callable(answer):
-        if isinstance(candidate, type) or not callable(candidate):
-            return (start + f"a function like {answer.__name__}"
-                    f"{inspect.signature(answer)}, got {_kind(candidate)}")
-        return None
-    if isinstance(answer, dict) and not isinstance(candidate, dict):
-        return start + f"a dict, got {_kind(candidate)}"
-    return None
-
-
-def _kind(value):
-    if value is None:
-        return "None"
-    if isinstance(value, type):
-        return f"the class {value.__name__}"
-    if inspect.isroutine(value):
-        return f"the function {getattr(value, '__name__', '?')}"
-    return f"{value!r:.40} ({type(value).__name__})"
-
-
 # ------------------------------------------------------------ reporting
 
 def _report(result, notes=()):
@@ -289,9 +228,9 @@ def _report(result, notes=()):
     exercise = result.exercise
     print(f"{VERDICTS[result.status]} · {exercise.id} "
           f"{'★' * exercise.stars}: {result.message}")
-    advice = help.help_after(exercise, result)
-    if advice and result.advise:
-        print(f"   {advice}")
+    line = advice.help_after(exercise, result)
+    if line and result.advise:
+        print(f"   {line}")
     _record(result)
     if os.environ.get("KIT_STRICT") == "1" and not result:
         raise AssertionError(
@@ -360,7 +299,7 @@ def hint(exercise_id, level=1):
     exercise = _lookup(exercise_id)
     if exercise is None:
         return
-    hints = help.ladder(exercise)
+    hints = advice.ladder(exercise)
     levels = ", ".join(str(i) for i in range(1, len(hints) + 1))
     if (isinstance(level, bool) or not isinstance(level, int)
             or not 1 <= level <= len(hints)):
