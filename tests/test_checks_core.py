@@ -271,6 +271,12 @@ def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout, capsys):
     assert not result and "itimer" not in out
 
 
+@pytest.mark.parametrize("timeout", [float("inf"), 1e12])
+def test_a_timeout_too_long_for_the_timer_means_no_limit(timeout):
+    assert checks.check("causal_lm_loss", losses.causal_lm_loss,
+                        timeout=timeout)
+
+
 def test_the_checkers_own_error_is_not_blamed_on_the_learner(monkeypatch,
                                                              capsys):
     # a judge that breaks inside kit code, whatever the answer

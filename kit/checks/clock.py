@@ -9,6 +9,7 @@ raises is marked as not the learner's. On the way out the outer handler
 and the outer timer (less the time spent) are put back.
 """
 
+import math
 import signal
 import threading
 import time
@@ -24,7 +25,9 @@ _pauses = []  # when each running paused() began
 class _Limit:
     def __init__(self, seconds):
         self.seconds = seconds
-        self.deadline = time.monotonic() + seconds
+        # past a few days is no limit at all (and beyond what the timer takes)
+        self.deadline = (time.monotonic() + seconds if seconds < 1e6
+                         else math.inf)
 
 
 def _usable():
@@ -34,7 +37,8 @@ def _usable():
 
 def _arm():
     """Set the alarm to the nearest deadline still counting."""
-    deadlines = [] if _pauses else [limit.deadline for limit in _limits]
+    deadlines = [] if _pauses else [limit.deadline for limit in _limits
+                                    if limit.deadline < math.inf]
     if _outer.get("deadline") is not None:
         deadlines.append(_outer["deadline"])
     if deadlines:
