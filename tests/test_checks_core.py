@@ -384,3 +384,21 @@ def test_verdict_lines_carry_a_word_beside_the_glyph(capsys):
     assert out[1].startswith("❌ failed · causal_lm_loss ★: ")
     for status, line in checks.core.VERDICTS.items():
         assert line.endswith(status)
+
+
+def test_an_outer_alarm_while_mistakes_are_compared_goes_on_up(
+        outer_alarm, monkeypatch):
+    import signal
+    import time
+
+    def slow_mistake(logits, labels):  # the kit's own code, after the limit
+        time.sleep(5)
+    mistake = checks.Mistake("slow", "slow", "slow", "slow", slow_mistake)
+    monkeypatch.setattr(EXERCISES["causal_lm_loss"], "mistakes", [mistake])
+    signal.setitimer(signal.ITIMER_REAL, 1)
+    with pytest.raises(OuterAlarm):
+        checks.check("causal_lm_loss", off_by_a_little)
+
+
+def off_by_a_little(logits, labels):
+    return losses.causal_lm_loss(logits, labels) + 0.1

@@ -10,6 +10,7 @@ exactly like a catalogued mistake, `check()` names it and gives its hint.
 
 import inspect
 import json
+import math
 import numbers
 import os
 from contextlib import contextmanager
@@ -146,7 +147,10 @@ def check(exercise_id, candidate, timeout=20, **options):
         _report(result)
         return result
     notes = []
-    with standing_in_for(exercise, candidate, notes) as candidate:
+    # no limit of its own: the kit's handler holds the alarm throughout, so
+    # an outer alarm's exception is marked as not the learner's everywhere
+    with time_limit(math.inf), standing_in_for(
+            exercise, candidate, notes) as candidate:
         result = evaluate(exercise, candidate, timeout)
     if result.status == "not attempted":
         notes = []
@@ -212,7 +216,9 @@ def name_mistake(exercise, seen):
         try:
             if same(seen, exercise.seen(mistake.code)):
                 return mistake
-        except Exception:  # a mistake that cannot even run: not this one
+        except Exception as error:  # a mistake that cannot even run
+            if not is_the_learners(error):
+                raise
             continue
     return None
 
