@@ -1,6 +1,7 @@
 """Every checker accepts the reference and rejects known-wrong answers."""
 
 import pytest
+import torch
 import torch.nn.functional as F
 from transformers import Trainer, TrainerCallback
 
@@ -12,6 +13,7 @@ from kit.trainers import CausalLMTrainer
 @pytest.fixture(autouse=True)
 def lenient(monkeypatch):
     monkeypatch.delenv("KIT_STRICT", raising=False)
+    checks.advice.forget()  # every test starts the hint ladders afresh
 
 
 def status(exercise_id, candidate):
@@ -43,6 +45,31 @@ def summed(logits, labels):
 def per_sequence(logits, labels):
     return F.cross_entropy(logits[:, :-1].transpose(1, 2), labels[:, 1:],
                            reduction="none").mean(-1)
+
+
+def detached(logits, labels):
+    return losses.causal_lm_loss(logits, labels).detach()
+
+
+def under_no_grad(logits, labels):
+    with torch.no_grad():
+        return F.cross_entropy(logits[:, :-1].flatten(0, 1),
+                               labels[:, 1:].flatten())
+
+
+def minus_100_filled_with_0(logits, labels):
+    labels = labels.masked_fill(labels == -100, 0)
+    return F.cross_entropy(logits[:, :-1].flatten(0, 1),
+                           labels[:, 1:].flatten())
+
+
+@pytest.mark.parametrize("wrong, mistake", [
+    (detached, "detached"), (under_no_grad, "detached"),
+    (minus_100_not_ignored, "minus_100_as_token_0"),
+    (minus_100_filled_with_0, "minus_100_as_token_0"),
+    (summed, "sum_not_divided")])
+def test_causal_lm_loss_names_the_learners_own_versions(wrong, mistake):
+    assert checks.check("causal_lm_loss", wrong).mistake == mistake
 
 
 def test_causal_lm_loss_accepts_the_reference():
@@ -87,17 +114,75 @@ def test_an_exception_in_the_learners_code_is_reported_briefly(capsys):
     assert "your code raised RuntimeError" in capsys.readouterr().out
 
 
-def doubled(logits, labels):  # no known mistake: numbers and hints in turn
-    return 2 * losses.causal_lm_loss(logits, labels)
+def off_by_a_little(logits, labels):  # no known mistake, no symptom
+    return losses.causal_lm_loss(logits, labels) + 0.1
 
 
 def test_an_unknown_mistake_gets_numbers_and_the_hints_in_turn(capsys):
-    checks.core._failures.pop("causal_lm_loss", None)
-    result = checks.check("causal_lm_loss", doubled)
+    result = checks.check("causal_lm_loss", off_by_a_little)
     assert result.mistake is None and "max difference" in result.message
-    checks.check("causal_lm_loss", doubled)
+    checks.check("causal_lm_loss", off_by_a_little)
     out = capsys.readouterr().out
-    assert "hint 1/3" in out and "hint 2/3" in out
+    assert "hint 1/4" in out and "hint 2/4" in out
+
+
+# ------------------------------------------ help that fits what was seen
+
+def scaled(logits, labels):  # shifted and masked right, ×1.5
+    return 1.5 * losses.causal_lm_loss(logits, labels)
+
+
+def test_a_constant_factor_gets_its_own_hint_not_the_shift(capsys):
+    result = checks.check("causal_lm_loss", scaled)
+    assert result.symptom == "scaled" and abs(result.factor - 1.5) < 1e-4
+    checks.hint("causal_lm_loss", 1)
+    out = capsys.readouterr().out
+    assert out.count("yours is 1.5× the reference") == 2  # check, hint 1
+    assert "drop the last position" not in out
+
+
+def edits_the_labels(logits, labels):
+    labels[labels == -100] = 0  # in place: the caller's labels change
+    return losses.causal_lm_loss(logits, labels)
+
+
+def test_an_in_place_edit_is_not_told_about_ignore_index(capsys):
+    result = checks.check("causal_lm_loss", edits_the_labels)
+    assert result.symptom == "in_place"
+    for level in (1, 2):
+        checks.hint("causal_lm_loss", level)
+    out = capsys.readouterr().out
+    assert "changed its input `labels` in place" in out
+    assert "ignore_index" not in out and "leave the inputs" in out
+
+
+def loss_item(logits, labels):
+    return torch.tensor(losses.causal_lm_loss(logits, labels).item())
+
+
+def test_a_detached_result_is_told_so_even_unnamed(capsys):
+    result = checks.check("causal_lm_loss", loss_item)
+    assert result.mistake == "detached"  # the same numbers, no gradient
+    checks.hint("causal_lm_loss", 1)
+    assert "keep it attached" in capsys.readouterr().out
+
+
+def test_a_crash_starts_from_its_rung(capsys):
+    def flat_targets(logits, labels):
+        return F.cross_entropy(logits[:, :-1], labels[:, 1:].reshape(-1))
+    result = checks.check("causal_lm_loss", flat_targets)
+    assert result.symptom == "crash"
+    checks.hint("causal_lm_loss", 1)
+    out = capsys.readouterr().out
+    assert out.count("F.cross_entropy wants (N, V) scores") == 2
+
+
+def test_a_pass_starts_the_ladder_afresh(capsys):
+    checks.check("causal_lm_loss", scaled)
+    checks.check("causal_lm_loss", losses.causal_lm_loss)
+    capsys.readouterr()
+    checks.hint("causal_lm_loss", 1)
+    assert capsys.readouterr().out.startswith("hint 1/4: Position t")
 
 
 def test_strict_mode_raises_on_a_failure(monkeypatch):
@@ -111,12 +196,12 @@ def test_hint_and_solution_print(capsys):
     checks.hint("causal_lm_loss", 2)
     checks.solution("causal_lm_loss")
     out = capsys.readouterr().out
-    assert "hint 2/3" in out and "def causal_lm_loss" in out
+    assert "hint 2/4" in out and "def causal_lm_loss" in out
 
 
-def test_an_unknown_exercise_lists_the_known_ones():
-    with pytest.raises(KeyError, match="causal_lm_loss"):
-        checks.check("no_such_exercise", None)
+def test_an_unknown_exercise_lists_the_known_ones(capsys):
+    assert not checks.check("no_such_exercise", None)
+    assert "causal_lm_loss" in capsys.readouterr().out
 
 
 def test_grade_records_go_to_the_grade_file(monkeypatch, tmp_path):
@@ -176,6 +261,49 @@ def test_compute_loss_accepts_the_reference_and_the_stock_trainer():
                                    PerSequence])
 def test_compute_loss_rejects_known_mistakes(wrong):
     assert status("compute_loss", wrong) == "failed"
+
+
+class DetachesAtTheEnd(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = losses.causal_lm_loss(outputs.logits, labels).detach()
+        return (loss, outputs) if return_outputs else loss
+
+
+class ForwardUnderNoGrad(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        with torch.no_grad():
+            outputs = model(**inputs)
+        return (outputs.loss, outputs) if return_outputs else outputs.loss
+
+
+class DividesByItemsTimesGA(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        logits = outputs.logits[:, :-1]
+        V = logits.shape[-1]
+        if num_items_in_batch is None:
+            loss = F.cross_entropy(logits.reshape(-1, V),
+                                   labels[:, 1:].reshape(-1))
+        else:
+            loss = F.cross_entropy(logits.reshape(-1, V),
+                                   labels[:, 1:].reshape(-1),
+                                   reduction="sum")
+            loss = loss / (num_items_in_batch
+                           * self.args.gradient_accumulation_steps)
+        return (loss, outputs) if return_outputs else loss
+
+
+@pytest.mark.parametrize("wrong, mistake", [
+    (DetachesAtTheEnd, "detached"), (ForwardUnderNoGrad, "detached"),
+    (DividesByItemsTimesGA, "divides_by_ga_too")])
+def test_compute_loss_names_the_learners_own_versions(wrong, mistake):
+    assert checks.check("compute_loss", wrong).mistake == mistake
 
 
 def test_compute_loss_stub_is_not_attempted():
@@ -279,6 +407,14 @@ def test_callback_or_subclass_rejects_wrong_and_partial_answers(capsys):
     assert "undecided" in capsys.readouterr().out
 
 
-def test_callback_or_subclass_untouched_is_not_attempted():
-    untouched = {r: "callback or subclass?" for r in REQUESTS}
-    assert status("callback_or_subclass", untouched) == "not attempted"
+def test_callback_or_subclass_untouched_is_not_attempted(capsys):
+    for stub in ("callback or subclass?", "?"):
+        untouched = {r: stub for r in REQUESTS}
+        assert status("callback_or_subclass", untouched) == "not attempted"
+    out = capsys.readouterr().out
+    assert "NotImplementedError" not in out and "'?'" in out
+
+
+def test_callback_or_subclass_reads_capitals_and_spaces():
+    shouted = {r: f" {a.capitalize()} " for r, a in REQUESTS.items()}
+    assert status("callback_or_subclass", shouted) == "passed"

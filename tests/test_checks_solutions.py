@@ -52,7 +52,7 @@ def test_each_solution_pasted_into_its_stub_passes(name, capsys,
         assert defined_names(stub) <= defined_names(pasted), exercise_id
         exec(pasted + "\n\n" + check_lines, scope)
         out = capsys.readouterr().out
-        assert f"✅ {exercise_id}" in out, out
+        assert f"✅ passed · {exercise_id}" in out, out
         assert "not done yet" not in out
         checked.append(exercise_id)
     assert checked == [e.id for e in EXERCISES.values()

@@ -1,5 +1,6 @@
 """Checkers for notebook 01 (the stock loss) and its catalogue of mistakes."""
 
+import functools
 import tempfile
 
 import torch
@@ -7,9 +8,12 @@ import torch.nn.functional as F
 from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
 from kit import losses, recipes, tasks
-from kit.checks.compare import Mismatch, Raised, attempt, call, compare
-from kit.checks.core import Mistake, exercise, paused
+from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
+                                describe_error, gradient, graph_leaves)
+from kit.checks.core import EXERCISES, Mistake, exercise, paused
+from kit.gradients import split
 from kit.models import tiny_model
+from kit.trainers import CausalLMTrainer
 
 NOTEBOOK = "01_stock_compute_loss"
 
@@ -51,14 +55,35 @@ def sum_not_divided(logits, labels):
                            reduction="sum")
 
 
-def _lm_case(seed, batch=3, length=7, vocab=11):
-    """Random logits and labels with a masked prompt and some padding."""
+def minus_100_as_token_0(logits, labels):
+    targets = labels[:, 1:].clamp(min=0)  # -100 becomes token 0
+    V = logits.shape[-1]
+    return F.cross_entropy(logits[:, :-1].reshape(-1, V), targets.reshape(-1))
+
+
+def detached_loss(logits, labels):
+    with torch.no_grad():  # or .detach(), .item(): the gradient is cut
+        return losses.causal_lm_loss(logits, labels)
+
+
+# The cases vary what the loss must respect: batch, length, vocabulary, and
+# rows with their own prompt and padding lengths, so that token counts differ
+# (a per-row mean or a divided-by-the-wrong-count shows as a different
+# factor in each case, not one constant).
+CASES = [(3, 7, 11, [3, 2, 4], [0, 2, 0]), (2, 9, 5, [1, 4], [3, 0]),
+         (4, 6, 13, [2, 2, 3, 1], [0, 1, 0, 2])]
+
+
+def _lm_case(seed, batch, length, vocab, prompts, padding):
+    """Random logits (with a gradient) and labels with masked prompts and
+    padding."""
     g = torch.Generator().manual_seed(seed)
     logits = torch.randn(batch, length, vocab, generator=g)
     labels = torch.randint(0, vocab, (batch, length), generator=g)
-    labels[:, :3] = -100  # the prompt
-    labels[0, -2:] = -100  # padding at the end of a shorter row
-    return logits, labels
+    for row, (prompt, pad) in enumerate(zip(prompts, padding)):
+        labels[row, :prompt] = -100  # the prompt
+        labels[row, length - pad:] = -100  # padding after a shorter answer
+    return logits.requires_grad_(), labels
 
 
 @exercise("causal_lm_loss", stars=1, notebook=NOTEBOOK,
@@ -67,40 +92,65 @@ def _lm_case(seed, batch=3, length=7, vocab=11):
               "logits and the first of the labels.",
               "F.cross_entropy wants (N, V) scores and (N,) targets: flatten "
               "both with .reshape(-1, V) and .reshape(-1).",
-              "ignore_index=-100 skips prompt and padding, and the default "
-              "reduction='mean' averages over the tokens that are left.",
-          ], mistakes=[
+              "Leave -100 in the labels: ignore_index=-100 skips prompt and "
+              "padding, and the default reduction='mean' takes one mean over "
+              "the labelled tokens of the whole batch (not per row, not a "
+              "sum).",
+              "The Trainer calls .backward() on your loss: keep it attached "
+              "to the logits, with no .detach(), .item() or torch.no_grad().",
+          ], symptoms={"crash": 2}, mistakes=[
               Mistake("not_shifted", "not shifted", "position t must predict "
                       "token t+1, so drop the last logit and the first label",
                       "compare logits[:, :-1] with labels[:, 1:]",
-                      not_shifted),
+                      not_shifted, rung=1),
               Mistake("shifted_wrong_way", "shifted the wrong way",
                       "logits[:, 1:] against labels[:, :-1] asks each "
                       "position for the token *before* it",
                       "drop the *last* logit and the *first* label: "
-                      "logits[:, :-1], labels[:, 1:]", shifted_wrong_way),
+                      "logits[:, :-1], labels[:, 1:]", shifted_wrong_way,
+                      rung=1),
               Mistake("minus_100_counted", "-100 counted", "prompt and "
                       "padding positions count in the mean, so the loss is "
                       "too small", "average over labelled tokens only: "
-                      "ignore_index=-100 does it", minus_100_counted),
+                      "ignore_index=-100 does it", minus_100_counted, rung=3),
+              Mistake("minus_100_as_token_0", "-100 read as token 0",
+                      "replacing -100 by 0 makes every prompt and padding "
+                      "position a target (token 0), and they count in the "
+                      "mean", "leave -100 in the labels: F.cross_entropy "
+                      "skips it (ignore_index=-100)", minus_100_as_token_0,
+                      rung=3),
               Mistake("per_sequence_mean", "per-sequence mean", "a mean per "
                       "row, then over rows, gives a short answer's tokens "
                       "more weight than a long one's",
                       "one mean over all labelled tokens of the batch: "
                       "flatten first, then F.cross_entropy",
-                      per_sequence_mean),
+                      per_sequence_mean, rung=3),
               Mistake("sum_not_divided", "sum without dividing", "a sum "
                       "grows with the number of tokens: the loss should be a "
                       "mean", "keep F.cross_entropy's default "
-                      "reduction='mean'", sum_not_divided),
+                      "reduction='mean'", sum_not_divided, rung=3),
+              Mistake("detached", "detached loss", "the loss carries no "
+                      "gradient (.detach(), .item() or torch.no_grad()), so "
+                      "training stops with 'element 0 of tensors does not "
+                      "require grad'", "return the tensor F.cross_entropy "
+                      "gives, with autograd on", detached_loss, rung=4),
           ])
 def observe_causal_lm_loss(candidate):
     seen = {}
-    for seed in (0, 1):
-        logits, labels = _lm_case(seed)
-        seen[f"loss (case {seed})"] = attempt(call, candidate, dict(
-            logits=logits, labels=labels))
+    for seed, case in enumerate(CASES):
+        logits, labels = _lm_case(seed, *case)
+        loss = attempt(call, candidate, dict(logits=logits, labels=labels))
+        seen[f"loss (case {seed})"] = loss
+        # call() hands the learner copies: take the gradient with respect
+        # to the logits it actually used, found through the graph
+        seen[f"gradient (case {seed})"] = attempt(_gradient_to_logits, loss)
     return seen
+
+
+def _gradient_to_logits(loss):
+    """d loss / d logits: call() handed the learner a copy of the logits,
+    so the gradient is taken through the loss's own graph."""
+    return gradient(loss, graph_leaves(loss))
 
 
 # ------------------------------------------------------------- compute_loss
@@ -135,6 +185,30 @@ class DividesByNone(Trainer):
         return (loss, outputs) if return_outputs else loss
 
 
+class DetachedLoss(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        with torch.no_grad():  # or loss.detach(): no gradient to the model
+            outputs = model(**inputs)
+        loss = losses.causal_lm_loss(outputs.logits, labels)
+        return (loss, outputs) if return_outputs else loss
+
+
+class DividesByGATooo(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        if num_items_in_batch is None:
+            loss = losses.causal_lm_loss(outputs.logits, labels)
+        else:  # num_items_in_batch already spans every micro-batch
+            loss = losses.causal_lm_loss(outputs.logits, labels,
+                                         num_items_in_batch * self.args
+                                         .gradient_accumulation_steps)
+        return (loss, outputs) if return_outputs else loss
+
+
 class MyTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs=False,
                      num_items_in_batch=None):
@@ -147,29 +221,37 @@ class MyTrainer(Trainer):
 causal_lm_loss = losses.causal_lm_loss  # what MyTrainer calls, here
 
 
-@paused()
-def _trainer_and_batch(trainer_class):
+@functools.cache
+def _batch():
+    """Four rows of the SFT task, collated: prompts of several lengths."""
     tokenizer = tasks.make_tokenizer()
-    model = tiny_model("cpu", seed=0, tokenizer=tokenizer)
-    args = TrainingArguments(tempfile.mkdtemp(), report_to="none",
-                             use_cpu=True, disable_tqdm=True)
-    trainer = trainer_class(model=model, args=args, processing_class=tokenizer)
     rows = tasks.sft_dataset("train", n=4, seed=7).map(
         recipes.sft_features(tokenizer),
         remove_columns=["prompt", "completion"])
-    batch = DataCollatorForSeq2Seq(tokenizer, padding=True)(list(rows))
-    return trainer, model, dict(batch)
+    return tokenizer, dict(DataCollatorForSeq2Seq(tokenizer, padding=True)(
+        list(rows)))
 
 
-def _shape(returned):
-    """What compute_loss returned, reduced to what the Trainer relies on."""
+@paused()
+def _trainer(trainer_class, model, accumulation=1):
+    tokenizer, _ = _batch()
+    args = TrainingArguments(tempfile.mkdtemp(), report_to="none",
+                             use_cpu=True, disable_tqdm=True,
+                             gradient_accumulation_steps=accumulation)
+    return trainer_class(model=model, args=args, processing_class=tokenizer)
+
+
+def _returned(returned):
+    """What compute_loss returned, reduced to what the Trainer relies on
+    (the loss keeps its graph: check() sees whether it has a gradient)."""
     if isinstance(returned, tuple):
         outputs = returned[1] if len(returned) > 1 else None
-        return ("tuple", len(returned), _shape(returned[0]),
+        return ("tuple", len(returned), _returned(returned[0]),
                 getattr(outputs, "logits", None) is not None)
-    if isinstance(returned, torch.Tensor):
-        return returned.detach()
     return returned
+
+
+SPLIT = [1, 3]  # rows per micro-batch: uneven, as an epoch's last batch is
 
 
 @exercise("compute_loss", stars=2, notebook=NOTEBOOK, answer=MyTrainer,
@@ -179,47 +261,112 @@ def _shape(returned):
               "Take the labels out of `inputs` (inputs.pop('labels')), run "
               "model(**inputs) and give outputs.logits to your loss.",
               "Return just the loss, or (loss, outputs) when return_outputs "
-              "is True: evaluation asks for both.",
-          ], mistakes=[
+              "is True: evaluate() asks for both.",
+              "num_items_in_batch is the token count of the whole "
+              "accumulated batch, or None (evaluation): a mean may ignore "
+              "it; a sum is divided by it, only when it is given, and by "
+              "nothing else (it already spans every micro-batch).",
+              "The Trainer calls .backward() on the loss: compute it with "
+              "autograd on, no .detach(), .item() or torch.no_grad().",
+          ], symptoms={"crash": 1}, mistakes=[
               Mistake("always_tuple", "always a tuple", "training calls "
                       "compute_loss with return_outputs=False and wants the "
                       "loss alone", "return (loss, outputs) if "
-                      "return_outputs else loss", AlwaysTuple),
+                      "return_outputs else loss", AlwaysTuple, rung=2),
               Mistake("ignores_return_outputs", "ignores return_outputs",
                       "evaluate() asks for (loss, outputs) with "
                       "return_outputs=True", "return (loss, outputs) if "
-                      "return_outputs else loss", IgnoresReturnOutputs),
+                      "return_outputs else loss", IgnoresReturnOutputs,
+                      rung=2),
               Mistake("divides_by_none", "divides by a None "
                       "num_items_in_batch", "evaluation (and any call "
                       "outside training) passes num_items_in_batch=None",
                       "divide by num_items_in_batch only when it is given; "
-                      "else take the mean", DividesByNone),
+                      "else take the mean", DividesByNone, rung=3),
+              Mistake("divides_by_ga_too", "divides by the accumulation "
+                      "steps too", "num_items_in_batch already counts the "
+                      "tokens of every micro-batch: dividing also by "
+                      "gradient_accumulation_steps makes the step GA times "
+                      "too small", "divide the summed loss by "
+                      "num_items_in_batch alone", DividesByGATooo, rung=3),
+              Mistake("detached", "detached loss", "the loss carries no "
+                      "gradient to the model (.detach(), .item() or "
+                      "torch.no_grad()), so training stops with 'element 0 "
+                      "of tensors does not require grad'", "run the model "
+                      "and the loss with autograd on, and return the loss "
+                      "tensor itself", DetachedLoss, rung=4),
           ], judge=lambda candidate, seen, expected: _judge_compute_loss(
               seen, expected))
 def observe_compute_loss(candidate):
-    trainer, model, batch = _trainer_and_batch(candidate)
+    """The loss under GA = 1 (with and without num_items_in_batch), its
+    gradient, return_outputs=True, then GA = 2 over uneven micro-batches."""
+    _, batch = _batch()
+    with paused():
+        model = tiny_model("cpu", seed=0, tokenizer=_batch()[0])
+    trainer = attempt(_trainer, candidate, model)
+    if isinstance(trainer, Raised):
+        raise Mismatch(f"{candidate.__name__}(model=..., args=..., "
+                       f"processing_class=...) raised "
+                       f"{describe_error(trainer.error)}: its __init__ must "
+                       f"take the Trainer's arguments", symptom="crash")
     tokens = int((batch["labels"][:, 1:] != -100).sum())
-    with torch.no_grad():
-        return {
-            "the model's own loss": model(**batch).loss,
-            "loss": _shape(attempt(trainer.compute_loss, model, dict(batch))),
-            "loss with num_items_in_batch": _shape(attempt(
+    loss = _returned(attempt(trainer.compute_loss, model, dict(batch)))
+    seen = {"loss": loss,
+            "gradient": attempt(gradient, loss, list(model.parameters())),
+            "loss with num_items_in_batch": _returned(attempt(
                 trainer.compute_loss, model, dict(batch),
-                num_items_in_batch=tokens)),
-            "return_outputs=True": _shape(attempt(
-                trainer.compute_loss, model, dict(batch),
-                return_outputs=True)),
-        }
+                num_items_in_batch=tokens))}
+    accumulating = _trainer(candidate, model, accumulation=len(SPLIT))
+    micro, num_items = accumulating.get_batch_samples(
+        iter(split(batch, SPLIT)), len(SPLIT), "cpu")
+    for rows, part in zip(SPLIT, micro):
+        name = (f"loss under gradient_accumulation_steps={len(SPLIT)} "
+                f"(micro-batch of {rows} of {sum(SPLIT)} rows)")
+        seen[name] = _returned(attempt(
+            accumulating.compute_loss, model, dict(part),
+            num_items_in_batch=num_items))
+    seen["return_outputs=True"] = _returned(attempt(
+        trainer.compute_loss, model, dict(batch), return_outputs=True))
+    return seen
 
 
 def _judge_compute_loss(seen, expected):
-    wanted = seen["the model's own loss"]
-    for name in ("loss", "loss with num_items_in_batch"):
-        if isinstance(seen[name], tuple):
-            raise Mismatch(f"with return_outputs=False, return the loss "
-                           f"alone, not a tuple ({name})")
-        verdict = compare(name, seen[name], wanted)
-    both = seen["return_outputs=True"]
+    """Right if it behaves as the mean loss (the notebook's MyTrainer) or as
+    the sum divided by num_items_in_batch (a step ahead: CausalLMTrainer)."""
+    try:
+        return _against(seen, expected) + " against the model's own loss"
+    except Mismatch as as_a_mean:
+        with paused():
+            ahead = EXERCISES["compute_loss"].seen(CausalLMTrainer)
+        try:
+            verdict = _against(seen, ahead)
+        except Mismatch as as_a_sum:
+            # say what is wrong with the version it got further with
+            raise max(as_a_mean, as_a_sum, key=lambda m: m.checked)
+        return (f"{verdict}, and it honours num_items_in_batch: a step "
+                f"ahead of this exercise")
+
+
+def _against(seen, wanted):
+    verdict, checked = "exact", 0
+    try:
+        for name, value in seen.items():
+            if name == "return_outputs=True":
+                _judge_both(value, wanted["loss"])
+            elif isinstance(value, tuple):
+                raise Mismatch(f"with return_outputs=False, return the loss "
+                               f"alone, not a tuple ({name})")
+            else:
+                found = compare(name, value, wanted[name])
+                verdict = found if verdict == "exact" else verdict
+            checked += 1
+    except Mismatch as wrong:
+        wrong.checked = checked
+        raise
+    return verdict
+
+
+def _judge_both(both, wanted):
     if isinstance(both, Raised):
         compare("loss (return_outputs=True)", both, wanted)
     if not (isinstance(both, tuple) and both[1] == 2):
@@ -228,4 +375,3 @@ def _judge_compute_loss(seen, expected):
         raise Mismatch("the second item should be the model's outputs, "
                        "with .logits")
     compare("loss (return_outputs=True)", both[2], wanted)
-    return f"{verdict} against the model's own loss"

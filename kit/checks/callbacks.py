@@ -7,7 +7,7 @@ from transformers import (TrainerCallback, TrainerControl, TrainerState,
                           TrainingArguments)
 
 from kit import recipes
-from kit.checks.compare import Mismatch, Raised, attempt
+from kit.checks.compare import Mismatch, Raised, attempt, describe_error
 from kit.checks.core import Mistake, exercise, paused
 
 NOTEBOOK = "02_callbacks_vs_subclassing"
@@ -32,6 +32,16 @@ class ReadsLossOnEveryLog(TrainerCallback):
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if logs["loss"] < self.target:
+            control.should_training_stop = True
+        return control
+
+
+class MissingLossAsZero(TrainerCallback):
+    def __init__(self, target):
+        self.target = target
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        if logs.get("loss", 0) < self.target:  # an eval log reads as 0
             control.should_training_stop = True
         return control
 
@@ -65,25 +75,37 @@ def _flags(callback, log):
 @exercise("stop_callback", stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
           hints=[
               "Override on_log(self, args, state, control, logs=None, "
-              "**kwargs); the training loss is logs['loss'].",
-              "Not every log has a 'loss' (evaluation, the final summary): "
-              "use logs.get('loss').",
-              "Set control.should_training_stop = True once the loss is "
-              "below the target, and return control.",
-          ], mistakes=[
+              "**kwargs): the Trainer calls it with each log, a dict of "
+              "numbers.",
+              "Not every log has a 'loss' (evaluation logs, the final "
+              "summary): read it with logs.get('loss') and skip the log "
+              "when it is None, rather than reading a missing loss as 0.",
+              "Set control.should_training_stop = True (should_epoch_stop "
+              "only ends the epoch) once the loss is below the target, and "
+              "return control.",
+          ], symptoms={"crash": 2}, mistakes=[
               Mistake("loss_on_eval_log", 'logs["loss"] on an eval log',
                       "evaluation logs and the final summary have no 'loss' "
                       "key, so the callback crashes the run",
                       "read it with logs.get('loss') and skip the log when "
-                      "it is None", ReadsLossOnEveryLog),
+                      "it is None", ReadsLossOnEveryLog, rung=2),
+              Mistake("missing_loss_as_zero", "a missing loss read as 0",
+                      "logs.get('loss', 0) makes an evaluation log look like "
+                      "a loss of 0, so training stops at the first "
+                      "evaluation", "logs.get('loss') and skip the log when "
+                      "it is None", MissingLossAsZero, rung=2),
               Mistake("should_epoch_stop", "should_epoch_stop", "that flag "
                       "only ends the current epoch; training goes on",
                       "set control.should_training_stop = True",
-                      StopsTheEpoch),
+                      StopsTheEpoch, rung=3),
           ], judge=lambda candidate, seen, expected: _judge_stop(
               candidate, seen, expected))
 def observe_stop_callback(candidate):
-    callback = candidate(target=1.0)
+    callback = attempt(candidate, target=1.0)
+    if isinstance(callback, Raised):
+        raise Mismatch(f"{candidate.__name__}(target=1.0) raised "
+                       f"{describe_error(callback.error)}: keep "
+                       f"__init__(self, target)", symptom="crash")
     return {str(log): attempt(_flags, callback, log) for log in LOGS}
 
 
@@ -93,7 +115,7 @@ def _judge_stop(candidate, seen, expected):
         if isinstance(flags, Raised):
             error = flags.error
             raise Mismatch(f"on the log {log} your callback raised "
-                           f"{type(error).__name__}: {error}")
+                           f"{describe_error(error)}", symptom="crash")
         if flags[1] and not wanted[1]:
             raise Mismatch(f"after the log {log} it set should_epoch_stop: "
                            "that does not stop training")
@@ -133,15 +155,26 @@ WHY = {
 }
 
 
+UNTOUCHED = ("?", "callback or subclass?")  # the stub's values
+
+
+def _read(answer):
+    """'Callback ', 'SUBCLASS' -> 'callback', 'subclass'; else as given."""
+    return answer.strip().lower() if isinstance(answer, str) else answer
+
+
 def _judge_requests(candidate, seen, expected):
-    undecided = [r for r in REQUESTS
-                 if candidate.get(r) not in ("callback", "subclass")]
-    if len(undecided) == len(REQUESTS):
+    answers = {r: _read(candidate.get(r)) for r in REQUESTS}
+    if all(a is None or a in UNTOUCHED for a in answers.values()):
         raise NotImplementedError
+    undecided = [r for r, a in answers.items()
+                 if a not in ("callback", "subclass")]
     if undecided:
+        first = undecided[0]
         raise Mismatch(f"{len(undecided)} requests still undecided, e.g. "
-                       f"{undecided[0]!r}: answer 'callback' or 'subclass'")
-    wrong = [r for r, answer in REQUESTS.items() if candidate[r] != answer]
+                       f"{first!r} (yours: {candidate.get(first)!r}): "
+                       f"answer 'callback' or 'subclass'")
+    wrong = [r for r, answer in REQUESTS.items() if answers[r] != answer]
     if wrong:
         first = wrong[0]
         answer = REQUESTS[first]
@@ -152,6 +185,8 @@ def _judge_requests(candidate, seen, expected):
 
 @exercise("callback_or_subclass", stars=2, notebook=NOTEBOOK,
           answer=REQUESTS, judge=_judge_requests,
+          stub="answer each request with 'callback' or 'subclass' in place "
+               "of its '?'",
           solution="answers = " + pprint.pformat(REQUESTS, width=79,
                                                  sort_dicts=False), hints=[
               "Ask: does the request only need to *see* the loop (when), or "

@@ -11,11 +11,38 @@ import torch
 
 
 class Mismatch(AssertionError):
-    """A wrong answer; the message says what differs."""
+    """A wrong answer; the message says what differs.
+
+    `symptom` names what kind of difference it is, when the machinery can
+    tell ("detached", "shape", "in_place", "crash"): help then starts there.
+    """
+
+    def __init__(self, message, symptom=None):
+        super().__init__(message)
+        self.symptom = symptom
 
 
 class TimeLimit(Exception):
-    """The learner's code ran past check()'s time limit."""
+    """The learner's code ran past check()'s time limit.
+
+    `limit` is the time_limit that expired: an outer limit's expiry is not
+    the inner check's to report.
+    """
+
+    def __init__(self, limit=None):
+        super().__init__()
+        self.limit = limit
+
+
+def not_the_learners(error):
+    """Mark `error` as raised by something outside the learner's code (an
+    outer alarm's handler): attempt() and check() let it through."""
+    error._kit_not_the_learners = True
+    return error
+
+
+def is_the_learners(error):
+    return not getattr(error, "_kit_not_the_learners", False)
 
 
 def describe_error(error):
@@ -37,7 +64,7 @@ def call(function, inputs, **keywords):
             raise Mismatch(
                 f"your function changed its input `{name}` in place: work "
                 f"on new tensors (x = x * m, not x.mul_(m) or x[...] = ...) "
-                f"— the caller still needs its inputs")
+                f"— the caller still needs its inputs", symptom="in_place")
     return output
 
 
@@ -58,13 +85,57 @@ class Raised:
             other.error)
 
 
+class NoGradient:
+    """An observation: a result that carries no gradient (detached)."""
+
+    def __eq__(self, other):
+        return isinstance(other, NoGradient)
+
+    def __repr__(self):
+        return "no gradient"
+
+
+def gradient(output, inputs):
+    """d output / d inputs, flattened into one tensor; NoGradient() when the
+    output is a tensor cut from the graph; None when it is no 0-d tensor
+    (the output's own comparison says what is wrong with it)."""
+    if not isinstance(output, torch.Tensor) or output.dim() != 0:
+        return None
+    if not output.requires_grad:
+        return NoGradient()
+    grads = torch.autograd.grad(output, inputs, allow_unused=True,
+                                retain_graph=True)
+    return torch.cat([torch.zeros(x.numel()) if g is None else g.flatten()
+                      for g, x in zip(grads, inputs)])
+
+
+def graph_leaves(tensor):
+    """The leaf tensors `tensor` was computed from ([] without a graph)."""
+    found, todo, done = [], [getattr(tensor, "grad_fn", None)], set()
+    while todo:
+        node = todo.pop()
+        if node is None or node in done:
+            continue
+        done.add(node)
+        if hasattr(node, "variable"):
+            found.append(node.variable)
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return found
+
+
 def attempt(function, *args, **kwargs):
-    """Run learner code; an exception becomes an observation, Raised."""
+    """Run learner code; an exception becomes an observation, Raised.
+
+    Only an exception: KeyboardInterrupt, SystemExit and an outer alarm's
+    exception are not the learner's answer, and go on up.
+    """
     try:
         return function(*args, **kwargs)
     except (NotImplementedError, TimeLimit, Mismatch):
         raise
     except Exception as error:
+        if not is_the_learners(error):
+            raise
         return Raised(error)
 
 
@@ -95,7 +166,8 @@ def default_judge(candidate, seen, expected):
 
 def judge_value(name, actual, wanted, verdict="exact"):
     if isinstance(actual, Raised):
-        raise Mismatch(f"your code raised {describe_error(actual.error)}")
+        raise Mismatch(f"your code raised {describe_error(actual.error)}",
+                       symptom="crash")
     if isinstance(wanted, torch.Tensor):
         found = compare(name, actual, wanted)
         return found if verdict == "exact" else verdict
@@ -113,19 +185,28 @@ def compare(name, actual, expected, atol=1e-5, rtol=1e-4):
     then values (with the max difference). Returns "exact" or "close".
     """
     if isinstance(actual, Raised):
-        raise Mismatch(f"your code raised {describe_error(actual.error)}")
+        raise Mismatch(f"your code raised {describe_error(actual.error)}",
+                       symptom="crash")
+    if isinstance(actual, NoGradient):
+        raise Mismatch(f"{name}: your result carries no gradient",
+                       symptom="detached")
     if not isinstance(actual, torch.Tensor):
         raise Mismatch(f"{name} should be a torch.Tensor, got "
-                       f"{type(actual).__name__}")
+                       f"{type(actual).__name__}", symptom="shape")
     if expected.dim() == 0 and actual.dim() > 0:
         raise Mismatch(f"{name} should be one number (a 0-d tensor), got "
-                       f"shape {tuple(actual.shape)}")
+                       f"shape {tuple(actual.shape)}", symptom="shape")
     if actual.shape != expected.shape:
         raise Mismatch(f"{name} has shape {tuple(actual.shape)}, expected "
-                       f"{tuple(expected.shape)}")
+                       f"{tuple(expected.shape)}", symptom="shape")
     if actual.dtype.is_floating_point != expected.dtype.is_floating_point:
         raise Mismatch(f"{name} has dtype {actual.dtype}, expected "
-                       f"{expected.dtype}")
+                       f"{expected.dtype}", symptom="shape")
+    if expected.requires_grad and not actual.requires_grad:
+        raise Mismatch(f"{name} carries no gradient: it was cut from the "
+                       f"graph (.detach(), .item(), torch.tensor(...) or "
+                       f"torch.no_grad()), so training cannot learn from it",
+                       symptom="detached")
     actual = actual.detach().to(expected.dtype)
     expected = expected.detach()
     if torch.equal(actual, expected):
@@ -142,3 +223,46 @@ def _preview(tensor, n=4):
     flat = tensor.flatten()[:n].tolist()
     text = ", ".join(f"{v:.4g}" for v in flat)
     return f"[{text}{', …' if tensor.numel() > n else ''}]"
+
+
+def scale_factor(seen, expected, atol=1e-5, rtol=1e-4):
+    """c when every number that differs in `seen` is c × the reference's
+    (c ≠ 1, one c for all), else None: "right but for a constant factor".
+
+    Observations equal to the reference (the model's own loss, a count)
+    are left out; at least two differing numbers are needed, since one
+    number is always some multiple of another.
+    """
+    pairs = []
+    if not _float_pairs(seen, expected, pairs):
+        return None
+    pairs = [(a, e) for a, e in pairs if not torch.allclose(
+        a, e, atol=atol, rtol=rtol)]
+    if not pairs:
+        return None
+    a = torch.cat([a.flatten() for a, _ in pairs])
+    e = torch.cat([e.flatten() for _, e in pairs])
+    if a.numel() < 2 or not torch.isfinite(a).all() or e.abs().max() == 0:
+        return None
+    c = (a @ e / (e @ e)).item()
+    if abs(c) < 1e-6 or abs(c - 1) < 1e-3:
+        return None
+    return c if torch.allclose(a, c * e, atol=atol, rtol=rtol) else None
+
+
+def _float_pairs(a, b, pairs):
+    """Collect (a, b) float tensor pairs; False when a and b differ in
+    structure or in anything that is not a float tensor."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(
+            _float_pairs(a[k], b[k], pairs) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(
+            _float_pairs(x, y, pairs) for x, y in zip(a, b))
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or not (a.dtype.is_floating_point
+                                      and b.dtype.is_floating_point):
+            return same(a, b)
+        pairs.append((a.detach().double(), b.detach().double()))
+        return True
+    return same(a, b)

@@ -10,14 +10,25 @@ exactly like a catalogued mistake, `check()` names it and gives its hint.
 
 import inspect
 import json
+import math
+import numbers
 import os
-import signal
-import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from kit.checks import advice
+from kit.checks.blame import what_check_expects, written_by_the_learner
+from kit.checks.clock import paused, time_limit  # noqa: F401 (re-exported)
 from kit.checks.compare import (Mismatch, TimeLimit, default_judge,
-                                describe_error, same)
+                                describe_error, is_the_learners, same,
+                                scale_factor)
+
+# every verdict line carries a word, so it reads where the emoji font is
+# missing and the glyph shows as a box
+VERDICTS = {"passed": "✅ passed", "failed": "❌ failed",
+            "not attempted": "⏸  not attempted"}
+NOTE = "ℹ️  note:"
+STUB = "replace the `raise NotImplementedError` with your code"
 
 
 @dataclass
@@ -49,6 +60,10 @@ class Exercise:
     # earlier exercises this one calls: [(name, exercise id, kit's version)]
     uses: list = field(default_factory=list)
     method: str = None  # for a class: the method the learner writes
+    # {symptom: rung} where a rung of `hints` fits a symptom the machinery
+    # tells apart ("crash", "shape", ...); advice.SYMPTOM_HINTS otherwise
+    symptoms: dict = field(default_factory=dict)
+    stub: str = STUB  # what "not attempted" asks the learner to do
     _cache: dict = field(default_factory=dict, repr=False)
 
     def seen(self, answer):
@@ -61,18 +76,17 @@ class Exercise:
 
 
 EXERCISES = {}
-_failures = {}  # exercise id -> unnamed wrong answers so far: next hint
 
 
 def exercise(id, stars, notebook, answer, hints, mistakes=(), solution=None,
-             uses=(), method=None, judge=None):
+             uses=(), method=None, judge=None, symptoms=None, stub=STUB):
     """Register the decorated `observe` function of exercise `id`."""
     def register(observe):
         number = 1 + sum(e.notebook == notebook for e in EXERCISES.values())
         EXERCISES[id] = Exercise(
             id, stars, notebook, number, observe, judge or default_judge,
             answer, answer if solution is None else solution, list(hints),
-            list(mistakes), list(uses), method)
+            list(mistakes), list(uses), method, dict(symptoms or {}), stub)
         return observe
     return register
 
@@ -80,25 +94,33 @@ def exercise(id, stars, notebook, answer, hints, mistakes=(), solution=None,
 class Result:
     """What check() returns: truthy when the answer passed."""
 
-    def __init__(self, exercise, status, message, mistake=None):
+    def __init__(self, exercise, status, message, mistake=None,
+                 symptom=None, factor=None):
         self.exercise, self.status, self.message = exercise, status, message
         self.mistake = mistake  # the id of a named mistake, or None
+        self.symptom, self.factor = symptom, factor  # where help starts
+        self.advise = True  # False: no hint fits (the answer's kind, a bug)
 
     def __bool__(self):
         return self.status == "passed"
 
     def __repr__(self):
-        return f"Result({self.exercise.id!r}, {self.status!r})"
+        name = self.exercise.id if self.exercise else None
+        return f"Result({name!r}, {self.status!r})"
 
     def _ipython_display_(self):
         pass  # check() has printed the verdict already: show nothing more
 
 
 def _lookup(exercise_id):
-    if exercise_id not in EXERCISES:
+    """The exercise, or None after one line saying which ids there are."""
+    try:
+        return EXERCISES[exercise_id]
+    except (KeyError, TypeError):  # TypeError: an unhashable "id"
         known = ", ".join(sorted(EXERCISES))
-        raise KeyError(f"no exercise {exercise_id!r}; known: {known}")
-    return EXERCISES[exercise_id]
+        print(f"there is no exercise {exercise_id!r}: the exercises are "
+              f"{known}")
+        return None
 
 
 # ------------------------------------------------------------- checking
@@ -110,8 +132,25 @@ def check(exercise_id, candidate, timeout=20, **options):
     and the notebook goes on.
     """
     exercise = _lookup(exercise_id)
+    if exercise is None:
+        return _refused(f"no exercise {exercise_id!r}")
+    if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
+            or not timeout > 0):
+        print(f"check({exercise_id!r}, ..., timeout={timeout!r}): timeout "
+              f"is the seconds your code may run, a number > 0, e.g. "
+              f"timeout=60")
+        return _refused(f"timeout={timeout!r}", exercise)
+    wrong_kind = what_check_expects(exercise, candidate)
+    if wrong_kind:
+        result = Result(exercise, "failed", wrong_kind)
+        result.advise = False
+        _report(result)
+        return result
     notes = []
-    with standing_in_for(exercise, candidate, notes) as candidate:
+    # no limit of its own: the kit's handler holds the alarm throughout, so
+    # an outer alarm's exception is marked as not the learner's everywhere
+    with time_limit(math.inf), standing_in_for(
+            exercise, candidate, notes) as candidate:
         result = evaluate(exercise, candidate, timeout)
     if result.status == "not attempted":
         notes = []
@@ -119,31 +158,56 @@ def check(exercise_id, candidate, timeout=20, **options):
     return result
 
 
+def _refused(why, exercise=None):
+    """A check() call that could not grade anything: not a verdict."""
+    if os.environ.get("KIT_STRICT") == "1":
+        raise AssertionError(f"check() refused: {why}")
+    return Result(exercise, "failed", f"not checked: {why}")
+
+
 def evaluate(exercise, candidate, timeout=20):
     """Grade without printing: a Result."""
-    seen = None
+    seen = symptom = None
+    ours = []  # the limit this call set: only its expiry is ours to report
     try:
-        with time_limit(timeout):
+        with time_limit(timeout) as limit:
+            ours.append(limit)
             seen = exercise.observe(candidate)
             with paused():
                 expected = exercise.seen(exercise.answer)
             note = exercise.judge(candidate, seen, expected)
         return Result(exercise, "passed", note or "matches the reference")
     except NotImplementedError:
-        return Result(exercise, "not attempted", "still the stub: replace "
-                      "the `raise NotImplementedError` with your code")
-    except TimeLimit:
+        return Result(exercise, "not attempted", f"still the stub: "
+                      f"{exercise.stub}")
+    except TimeLimit as expired:
+        if not ours or expired.limit is not ours[0]:
+            raise  # an outer limit's: not this check's to report
         return Result(exercise, "failed", f"your code ran for more than "
                       f"{timeout:g} s (an endless loop?)")
     except Mismatch as wrong:
-        message = str(wrong)
-    except Exception as error:  # the learner's code broke: say how, briefly
+        message, symptom = str(wrong), wrong.symptom
+    except Exception as error:
+        if not is_the_learners(error):
+            raise
+        if not written_by_the_learner(error):
+            result = Result(exercise, "failed", f"the checker itself failed "
+                            f"({describe_error(error)}): a bug in the kit, "
+                            f"not in your answer; please report it")
+            result.advise = False
+            return result
         message = f"your code raised {describe_error(error)}"
+        symptom = "crash"
     mistake = name_mistake(exercise, seen) if seen is not None else None
     if mistake is not None:
         return Result(exercise, "failed", f"{mistake.title} — {mistake.why}",
                       mistake.id)
-    return Result(exercise, "failed", message)
+    factor = None
+    if symptom is None and seen is not None:
+        factor = scale_factor(seen, exercise.seen(exercise.answer))
+        symptom = "scaled" if factor is not None else None
+    return Result(exercise, "failed", message, symptom=symptom,
+                  factor=factor)
 
 
 def name_mistake(exercise, seen):
@@ -152,33 +216,27 @@ def name_mistake(exercise, seen):
         try:
             if same(seen, exercise.seen(mistake.code)):
                 return mistake
-        except Exception:  # a mistake that cannot even run: not this one
+        except Exception as error:  # a mistake that cannot even run
+            if not is_the_learners(error):
+                raise
             continue
     return None
 
 
+# ------------------------------------------------------------ reporting
+
 def _report(result, notes=()):
-    exercise = result.exercise
-    stars = "★" * exercise.stars
+    """Print the verdict and its help, record it; raise in strict mode."""
     for note in notes:
-        print(f"ℹ️  {note}")
+        print(f"{NOTE} {note}")
     if notes:
         result.message += " (" + "; ".join(notes) + ")"
-    if result.status == "passed":
-        print(f"✅ {exercise.id} {stars}: {result.message}")
-    elif result.status == "not attempted":
-        print(f"⏸  {exercise.id} {stars}: not attempted — "
-              f"{result.message}")
-    else:
-        print(f"❌ {exercise.id} {stars}: {result.message}")
-        named = [m for m in exercise.mistakes if m.id == result.mistake]
-        if named:
-            print(f"   hint: {named[0].hint}")
-        elif exercise.hints:
-            level = _failures[exercise.id] = _failures.get(exercise.id, 0) + 1
-            level = min(level, len(exercise.hints))
-            print(f"   hint {level}/{len(exercise.hints)}: "
-                  f"{exercise.hints[level - 1]}")
+    exercise = result.exercise
+    print(f"{VERDICTS[result.status]} · {exercise.id} "
+          f"{'★' * exercise.stars}: {result.message}")
+    line = advice.help_after(exercise, result)
+    if line and result.advise:
+        print(f"   {line}")
     _record(result)
     if os.environ.get("KIT_STRICT") == "1" and not result:
         raise AssertionError(
@@ -216,7 +274,9 @@ def standing_in_for(exercise, candidate, notes=None):
                         if exercise.method else candidate)
                 scope = getattr(code, "__globals__", {})  # the notebook's
                 current = scope.get(name, kit_version)
-                verdict = current is kit_version or evaluate(earlier, current)
+                verdict = current is kit_version or (
+                    what_check_expects(earlier, current) is None
+                    and evaluate(earlier, current))
                 if verdict:
                     continue
                 undo.append((scope, name, current))
@@ -229,8 +289,9 @@ def standing_in_for(exercise, candidate, notes=None):
                 candidate = type(candidate.__name__, (candidate,),
                                  {name: kit_version})
             if notes is not None:  # a wrong answer is not an unwritten one
-                state = ("is not done yet" if verdict.status ==
-                         "not attempted" else "does not pass its check")
+                state = ("is not done yet" if getattr(
+                    verdict, "status", None) == "not attempted"
+                    else "does not pass its check")
                 notes.append(f"exercise {earlier.number} {state}: "
                              f"using the kit's `{name}` to check this one")
         yield candidate
@@ -239,55 +300,17 @@ def standing_in_for(exercise, candidate, notes=None):
             scope[name] = current
 
 
-# ----------------------------------------------------------- time limit
-
-@contextmanager
-def time_limit(seconds):
-    """Raise TimeLimit in the code running inside after `seconds`.
-
-    A signal (SIGALRM), so it works where notebook cells run: the main
-    thread. Elsewhere, and inside another limit, no new limit is set.
-    """
-    if (threading.current_thread() is not threading.main_thread()
-            or not hasattr(signal, "SIGALRM")
-            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
-        yield
-        return
-
-    def expire(signum, frame):
-        raise TimeLimit
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-@contextmanager
-def paused():
-    """Stop the clock of time_limit while the kit's own code runs inside
-    (loading a model, building a trainer): only the learner's code counts.
-    """
-    left = (signal.getitimer(signal.ITIMER_REAL)[0]
-            if hasattr(signal, "SIGALRM")
-            and threading.current_thread() is threading.main_thread() else 0)
-    if left:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    try:
-        yield
-    finally:
-        if left:
-            signal.setitimer(signal.ITIMER_REAL, left)
-
-
 # ------------------------------------------------------- hint, solution
 
 def hint(exercise_id, level=1):
-    """Print hint number `level` (1 is the gentlest) of an exercise."""
-    hints = _lookup(exercise_id).hints
+    """Print hint number `level` (1 is the gentlest) of an exercise.
+
+    Right after a failure, level 1 is the hint for what check() saw.
+    """
+    exercise = _lookup(exercise_id)
+    if exercise is None:
+        return
+    hints = advice.ladder(exercise)
     levels = ", ".join(str(i) for i in range(1, len(hints) + 1))
     if (isinstance(level, bool) or not isinstance(level, int)
             or not 1 <= level <= len(hints)):
@@ -299,7 +322,10 @@ def hint(exercise_id, level=1):
 
 def solution(exercise_id):
     """Print code that solves the exercise when pasted into its cell."""
-    shown = _lookup(exercise_id).solution
+    exercise = _lookup(exercise_id)
+    if exercise is None:
+        return
+    shown = exercise.solution
     if isinstance(shown, str):
         print(shown)
     elif callable(shown):

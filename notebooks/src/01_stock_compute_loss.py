@@ -59,9 +59,11 @@ print("logits:", tuple(outputs.logits.shape), " the model's loss:",
 # 2. **The mask.** Labels of `-100` count for nothing: the mean is over the
 #    labelled tokens only.
 #
-# `F.cross_entropy` does the rest. Stuck? `hint("causal_lm_loss", 1)`
-# (levels 1 to 3), and `solution("causal_lm_loss")` prints an answer you can
-# paste into the cell.
+# `F.cross_entropy` does the rest; keep the loss attached to the logits
+# (no `.detach()`, no `torch.no_grad()`): the Trainer backpropagates it.
+# Stuck? `hint("causal_lm_loss", 1)`: right after a failed `check` it starts
+# from what went wrong, then climbs (levels 1 to 4). And
+# `solution("causal_lm_loss")` prints an answer you can paste into the cell.
 
 # %%
 def causal_lm_loss(logits, labels):
@@ -87,6 +89,13 @@ print("yours:", causal_lm_loss(outputs.logits, batch["labels"]).item(),
 # `inputs` (so the model does not compute a loss of its own), run the model,
 # apply your `causal_lm_loss`. Return `(loss, outputs)` when
 # `return_outputs=True` — `evaluate()` asks for both.
+#
+# The checker calls it as training does, also with
+# `gradient_accumulation_steps=2` over two uneven micro-batches (1 and 3
+# rows), where the Trainer passes `num_items_in_batch`, the token count of
+# both. A mean that ignores it passes here (the trap comes below), and so
+# does a sum divided by it; dividing by anything more does not. Stuck?
+# `hint("compute_loss", 1)` (levels 1 to 4).
 
 # %%
 class MyTrainer(Trainer):

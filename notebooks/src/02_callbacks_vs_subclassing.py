@@ -43,8 +43,9 @@ print([name for name in dir(TrainerCallback) if name.startswith("on_")])
 # Write `StopAtLoss(target)`: in `on_log`, once the training loss (the
 # `"loss"` key of `logs`) is below `target`, set
 # `control.should_training_stop = True`. Careful: evaluation logs and the
-# final summary have no `"loss"` key. Stuck? `hint("stop_callback", 1)`
-# (levels 1 to 3), and `solution("stop_callback")` prints an answer.
+# final summary have no `"loss"` key. Stuck? `hint("stop_callback", 1)`:
+# right after a failed `check` it starts from what went wrong (levels 1 to
+# 3); `solution("stop_callback")` prints an answer.
 
 # %%
 class StopAtLoss(TrainerCallback):

@@ -1,0 +1,72 @@
+"""Whose is it: what kind of answer check() takes, and whose code raised.
+
+A learner never sees the kit's own failure blamed on them: an error that
+came up through no frame of theirs (only the kit and the libraries) is the
+checker's. And an answer of the wrong kind (None, a class for a function)
+gets one line saying what check() expected, before anything runs.
+"""
+
+import inspect
+import os
+import sys
+from pathlib import Path
+
+_KIT = str(Path(__file__).resolve().parent.parent)
+_LIBRARIES = tuple({str(Path(p).resolve()) for p in sys.path
+                    if "-packages" in p} | {str(Path(os.__file__).parent)})
+
+
+def written_by_the_learner(error):
+    """Whether the error came up through code outside the kit and the
+    libraries: the learner's. Else it is the checker's own."""
+    tb = error.__traceback__
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if not (filename.startswith((_KIT, "<frozen"))
+                or filename.startswith(_LIBRARIES)):
+            return True
+        tb = tb.tb_next
+    return False
+
+
+# -------------------------------------------------- what check expects
+
+def what_check_expects(exercise, candidate):
+    """One line when `candidate` is not the kind of answer the exercise
+    takes (None, a class for a function, ...); None when it is."""
+    answer = exercise.answer
+    start = f"check({exercise.id!r}, ...) expects "
+    if isinstance(answer, type):
+        base = next(c for c in answer.__mro__
+                    if not c.__module__.startswith("kit.checks"))
+        wanted = f"a class, a subclass of {base.__name__}" + (
+            f" with your {exercise.method}" if exercise.method else "")
+        if isinstance(candidate, base):
+            name = type(candidate).__name__
+            return (start + wanted + f", got an instance: pass the class "
+                    f"itself, {name}, not {name}(...)")
+        if not isinstance(candidate, type):
+            return start + wanted + ", got " + _kind(candidate)
+        if not issubclass(candidate, base):
+            return (start + wanted + f", got the class {candidate.__name__}"
+                    f", which does not subclass {base.__name__}")
+        return None
+    if callable(answer):
+        if isinstance(candidate, type) or not callable(candidate):
+            return (start + f"a function like {answer.__name__}"
+                    f"{inspect.signature(answer)}, got {_kind(candidate)}")
+        return None
+    if isinstance(answer, dict) and not isinstance(candidate, dict):
+        return start + f"a dict, got {_kind(candidate)}"
+    return None
+
+
+def _kind(value):
+    if value is None:
+        return "None"
+    if isinstance(value, type):
+        return f"the class {value.__name__}"
+    if inspect.isroutine(value):
+        return f"the function {getattr(value, '__name__', '?')}"
+    return f"{value!r:.40} ({type(value).__name__})"
+
