@@ -109,17 +109,39 @@ def test_complete_returns_one_string_per_prompt(policy):
     assert len(completions) == 2 and all(isinstance(c, str) for c in completions)
 
 
-def test_the_starting_policy_is_reproducible_from_the_repo(tmp_path, policy):
-    """`python -m kit train sft` is the recipe the shipped policy came from."""
-    from kit.recipes import build_starting_policy
-    rebuilt, tokenizer = models.load_policy(str(build_starting_policy("cpu",
-                                                                      tmp_path)))
-    held_out = tasks.prompt_dataset("test")
-    shipped = models.greedy_accuracy(*policy, held_out)
-    again = models.greedy_accuracy(rebuilt, tokenizer, held_out)
-    assert 0.3 <= again <= 0.6
-    # Bit-exact on the machine that built it; other CPUs round differently.
-    assert abs(again - shipped) < 0.1
+def test_the_starting_policy_is_rebuilt_from_the_repo_on_any_cpu(tmp_path,
+                                                                 policy):
+    """`python -m kit train sft` is the recipe the shipped policy came from.
+
+    Not bit for bit: PyTorch picks its CPU kernels at run time, so another
+    CPU rounds differently, and the sums are learned in a rush near the
+    end (one AVX2 machine: 0.386 at step 700, 0.876 with
+    ATEN_CPU_CAPABILITY=default). What holds on any CPU: the same model and
+    the same first steps, and a stop at the first evaluation in the band.
+    """
+    import json
+    from kit.recipes import BAND, build_starting_policy
+    path = build_starting_policy("cpu", tmp_path)
+    rebuilt, tokenizer = models.load_policy(str(path))
+    def config(model):
+        return {key: value for key, value in model.config.to_dict().items()
+                if key != "_name_or_path"}
+    assert config(rebuilt) == config(policy[0])
+    history, shipped = (
+        json.loads((folder / "log_history.json").read_text())
+        for folder in (path, models.policy_path("cpu")))
+    # the mean loss of the first 25 steps: same seed, data order and knobs
+    first, first_shipped = (next(h for h in log if "loss" in h)
+                            for log in (history, shipped))
+    assert first["step"] == first_shipped["step"] == 25
+    assert first["loss"] == pytest.approx(first_shipped["loss"], rel=1e-3)
+    evals = [h["held_out_accuracy"] for h in history
+             if "held_out_accuracy" in h]
+    assert BAND[0] <= evals[-1] <= BAND[1]
+    assert all(a < BAND[0] for a in evals[:-1])
+    accuracy = models.greedy_accuracy(rebuilt, tokenizer,
+                                      tasks.prompt_dataset("test"))
+    assert accuracy == evals[-1]
 
 
 def test_kit_preset_runs_everything_on_one_preset(monkeypatch):
