@@ -168,3 +168,18 @@ def test_notebooks_keep_torch_to_one_thread_on_the_toy_world(
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_trainers_share_the_encoded_sums_of_the_same_tokenizer(tmp_path):
+    """Notebook 01 builds five trainers: the 9000 sums are encoded once."""
+    from kit import recipes
+    first, second = (recipes.sft_trainer("cpu", output_dir=tmp_path / name,
+                                         max_steps=1)
+                     for name in ("first", "second"))
+    assert first.train_dataset is second.train_dataset
+    other = tasks.make_tokenizer()
+    other.add_tokens(["<pad2>"])  # another vocabulary: encoded on its own
+    third = recipes.sft_trainer("cpu", output_dir=tmp_path / "third",
+                                max_steps=1, tokenizer=other)
+    assert third.train_dataset is not first.train_dataset
+    assert third.train_dataset["input_ids"] == first.train_dataset["input_ids"]
