@@ -47,7 +47,7 @@ test: setup
 	$(PY) tools/run_tests.py
 
 unit: setup
-	$(PY) tools/run_tests.py unit training browser
+	$(PY) tools/run_tests.py unit grading training browser
 
 notebooks: setup
 	$(PY) tools/run_tests.py solutions learners

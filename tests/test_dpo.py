@@ -325,15 +325,21 @@ def test_logs_and_evaluate_carry_trls_metric_names(tmp_path, moved_policy):
     assert all("eval_" + name in metrics for name in names)
 
 
-def test_the_course_run_learns_the_preferences(tmp_path):
-    """The claims of notebook 03 on CPU: held-out rewards/accuracies >= 0.95
-    and greedy held-out accuracy +0.2 over the starting policy."""
-    trainer = recipes.dpo_trainer("cpu", output_dir=tmp_path)
+def test_the_notebooks_run_learns_the_preferences(tmp_path):
+    """The claims of notebook 03's shorter run, on any CPU: the loss falls,
+    the held-out margin and rewards/accuracies rise (1.54 and 0.87 here),
+    greedy held-out accuracy does not fall (+0.11 here)."""
+    trainer = recipes.dpo_trainer("cpu", output_dir=tmp_path,
+                                  **recipes.DPO_NOTEBOOK)
     held_out = tasks.prompt_dataset("test")
     before = greedy_accuracy(trainer.model, trainer.processing_class, held_out)
     recipes.quiet(trainer).train()
-    final = trainer.evaluate()
+    history = trainer.state.log_history
+    loss = [row["loss"] for row in history if "loss" in row]
+    evals = [row for row in history if "eval_rewards/margins" in row]
     after = greedy_accuracy(trainer.model, trainer.processing_class, held_out)
-    assert final["eval_rewards/accuracies"] >= 0.95
-    assert final["eval_rewards/margins"] > 1.0
-    assert after - before >= 0.19, (before, after)  # 0.215 at seed 0
+    assert loss[-1] < loss[0] / 2
+    assert evals[0]["step"] == 0 and evals[-1]["step"] == 150
+    assert evals[-1]["eval_rewards/margins"] > 1.0
+    assert evals[-1]["eval_rewards/accuracies"] >= 0.75
+    assert after >= before, (before, after)

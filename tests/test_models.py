@@ -109,17 +109,39 @@ def test_complete_returns_one_string_per_prompt(policy):
     assert len(completions) == 2 and all(isinstance(c, str) for c in completions)
 
 
-def test_the_starting_policy_is_reproducible_from_the_repo(tmp_path, policy):
-    """`python -m kit train sft` is the recipe the shipped policy came from."""
-    from kit.recipes import build_starting_policy
-    rebuilt, tokenizer = models.load_policy(str(build_starting_policy("cpu",
-                                                                      tmp_path)))
-    held_out = tasks.prompt_dataset("test")
-    shipped = models.greedy_accuracy(*policy, held_out)
-    again = models.greedy_accuracy(rebuilt, tokenizer, held_out)
-    assert 0.3 <= again <= 0.6
-    # Bit-exact on the machine that built it; other CPUs round differently.
-    assert abs(again - shipped) < 0.1
+def test_the_starting_policy_is_rebuilt_from_the_repo_on_any_cpu(tmp_path,
+                                                                 policy):
+    """`python -m kit train sft` is the recipe the shipped policy came from.
+
+    Not bit for bit: PyTorch picks its CPU kernels at run time, so another
+    CPU rounds differently, and the sums are learned in a rush near the
+    end (one AVX2 machine: 0.386 at step 700, 0.876 with
+    ATEN_CPU_CAPABILITY=default). What holds on any CPU: the same model and
+    the same first steps, and a stop at the first evaluation in the band.
+    """
+    import json
+    from kit.recipes import BAND, build_starting_policy
+    path = build_starting_policy("cpu", tmp_path)
+    rebuilt, tokenizer = models.load_policy(str(path))
+    def config(model):
+        return {key: value for key, value in model.config.to_dict().items()
+                if key != "_name_or_path"}
+    assert config(rebuilt) == config(policy[0])
+    history, shipped = (
+        json.loads((folder / "log_history.json").read_text())
+        for folder in (path, models.policy_path("cpu")))
+    # the mean loss of the first 25 steps: same seed, data order and knobs
+    first, first_shipped = (next(h for h in log if "loss" in h)
+                            for log in (history, shipped))
+    assert first["step"] == first_shipped["step"] == 25
+    assert first["loss"] == pytest.approx(first_shipped["loss"], rel=1e-3)
+    evals = [h["held_out_accuracy"] for h in history
+             if "held_out_accuracy" in h]
+    assert BAND[0] <= evals[-1] <= BAND[1]
+    assert all(a < BAND[0] for a in evals[:-1])
+    accuracy = models.greedy_accuracy(rebuilt, tokenizer,
+                                      tasks.prompt_dataset("test"))
+    assert accuracy == evals[-1]
 
 
 def test_kit_preset_runs_everything_on_one_preset(monkeypatch):
@@ -146,3 +168,18 @@ def test_notebooks_keep_torch_to_one_thread_on_the_toy_world(
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_trainers_share_the_encoded_sums_of_the_same_tokenizer(tmp_path):
+    """Notebook 01 builds five trainers: the 9000 sums are encoded once."""
+    from kit import recipes
+    first, second = (recipes.sft_trainer("cpu", output_dir=tmp_path / name,
+                                         max_steps=1)
+                     for name in ("first", "second"))
+    assert first.train_dataset is second.train_dataset
+    other = tasks.make_tokenizer()
+    other.add_tokens(["<pad2>"])  # another vocabulary: encoded on its own
+    third = recipes.sft_trainer("cpu", output_dir=tmp_path / "third",
+                                max_steps=1, tokenizer=other)
+    assert third.train_dataset is not first.train_dataset
+    assert third.train_dataset["input_ids"] == first.train_dataset["input_ids"]

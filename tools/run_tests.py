@@ -26,23 +26,30 @@ ROOT = Path(__file__).resolve().parents[1]
 
 PYTEST = [sys.executable, "-m", "pytest"]
 # Test files run as suites of their own, beside the rest of tests/: the
-# browser test, and the slowest trainings (two processes, resumed runs).
+# browser test, the slowest trainings (two processes, resumed runs) and the
+# graders.
 BROWSER = ["tests/test_browser.py"]
 TRAINING = ["tests/test_multiprocess.py", "tests/test_resume.py"]
+# The graders' tests start kernels and `kit grade` processes: a suite of
+# their own, so that no one suite outlasts the others by minutes.
+GRADING = ["tests/test_grade.py"] + sorted(
+    str(path.relative_to(ROOT))
+    for path in ROOT.glob("tests/test_checks_*.py"))
 # name -> (what it is, command, extra environment); longest first
 SUITES = {
-    "unit": ("unit tests", PYTEST + ["tests"] + [
-        f"--ignore={path}" for path in BROWSER + TRAINING], {}),
     # solutions must pass every checker: KIT_STRICT=1 turns a failed
     # check into an error; learner copies must run with stubs untouched
     "solutions": ("solution notebooks",
                   PYTEST + ["--nbval-lax", "notebooks/solutions"],
                   {"KIT_STRICT": "1"}),
+    "unit": ("unit tests", PYTEST + ["tests"] + [
+        f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
+    "browser": ("browser test", PYTEST + BROWSER, {}),
     "training": ("multi-process and resume tests", PYTEST + TRAINING, {}),
     "learners": ("learner notebooks", PYTEST + ["--nbval-lax"]
                  + sorted(str(path.relative_to(ROOT)) for path in
                           ROOT.glob("notebooks/*.ipynb")), {}),
-    "browser": ("browser test", PYTEST + BROWSER, {}),
+    "grading": ("grading tests", PYTEST + GRADING, {}),
 }
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1"}
