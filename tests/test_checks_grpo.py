@@ -218,12 +218,13 @@ class BufferOnNoSampler(NoSampler):
     _prepare_inputs = GRPOTrainer._prepare_inputs
 
 
-@pytest.mark.parametrize("learners", [BufferOnStubDataloader,
-                                      BufferOnNoSampler])
-def test_prepare_inputs_stands_alone_when_exercise_1_is_not_done(learners,
-                                                                 capsys):
+@pytest.mark.parametrize("learners, state", [
+    (BufferOnStubDataloader, "is not done yet"),
+    (BufferOnNoSampler, "does not pass its check")])  # a wrong exercise 1
+def test_prepare_inputs_stands_alone_when_exercise_1_is_not_done(
+        learners, state, capsys):
     assert status("prepare_inputs", learners) == "passed"
-    assert ("exercise 1 is not done yet: using the kit's "
+    assert (f"exercise 1 {state}: using the kit's "
             "`get_train_dataloader` to check this one"
             in capsys.readouterr().out)
 
