@@ -41,7 +41,7 @@ LAB_CONFIG := JUPYTER_CONFIG_PATH=$(CURDIR)/tools/lab$(if $(JUPYTER_CONFIG_PATH)
 lab: setup
 	$(LAB_CONFIG) $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(LAB_FLAGS) $(LAB_ARGS)
 
-# Four suites, two at a time, one torch thread each; the last line says how
+# Six suites, two at a time, one torch thread each; the last line says how
 # long each took (tools/run_tests.py says why).
 test: setup
 	$(PY) tools/run_tests.py
