@@ -150,6 +150,13 @@ def test_an_endless_loop_fails_after_the_time_limit(capsys):
     assert checks.check("causal_lm_loss", losses.causal_lm_loss, timeout=1)
 
 
+def test_an_endless_loop_gets_a_hint_about_loops_not_the_ladder(capsys):
+    checks.check("causal_lm_loss", loops_for_ever, timeout=1)
+    out = capsys.readouterr().out
+    assert "hint: a loop whose condition never changes" in out
+    assert "reshape" not in out  # not the ladder's next rung
+
+
 def test_outside_the_main_thread_check_still_grades():
     results = []
     thread = threading.Thread(target=lambda: results.append(

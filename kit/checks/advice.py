@@ -23,6 +23,9 @@ SYMPTOM_HINTS = {
     "scaled": "yours is {factor:.4g}× the reference wherever it differs: "
               "the rest is right, so look for a constant factor (what you "
               "divide by, a sum where a mean belongs, an extra multiplier)",
+    "timeout": "a loop whose condition never changes, or one over far more "
+               "items than the inputs hold: print inside it on small inputs "
+               "to see which",
     "crash": "read the error's last line, then run your code by hand on "
              "small inputs and print the shapes just before the line that "
              "raised",

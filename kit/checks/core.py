@@ -184,7 +184,7 @@ def evaluate(exercise, candidate, timeout=20):
         if not ours or expired.limit is not ours[0]:
             raise  # an outer limit's: not this check's to report
         return Result(exercise, "failed", f"your code ran for more than "
-                      f"{timeout:g} s (an endless loop?)")
+                      f"{timeout:g} s (an endless loop?)", symptom="timeout")
     except Mismatch as wrong:
         message, symptom = str(wrong), wrong.symptom
     except Exception as error:
