@@ -15,8 +15,11 @@ Each submission is graded inside its own guard: a broken or hostile file
 is one failed row, never the end of the class. Reports are rewritten after
 each submission, so Ctrl-C (or SIGTERM) keeps what was graded. Kernels run
 through `kit.grade_kernel`, which keeps them away from the grader and ends
-whatever they start. Student code still runs with the grader's rights:
-the README says what that leaves open, and the container that closes it.
+whatever they start. With more submissions than --jobs, kernels are forked
+warm (torch already imported) from one `kit.grade_zygote` per run, which
+keeps the same guarantees; KIT_GRADE_COLD=1 starts each one cold. Student
+code still runs with the grader's rights: the README says what that
+leaves open, and the container that closes it.
 
 Exit codes, one notebook: 0 every exercise passed, 1 some did not, 2 it
 could not be graded. Several: 0 every submission graded (whatever the
@@ -71,6 +74,9 @@ KERNEL_ENV = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ",
               "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "KIT_PRESET"}
 
 _running = set()  # KIT_GRADE_RUN tokens of the kernels running now
+_zygote = {}  # the warm-kernel zygote of this run, while it runs
+WARM_AFTER = 1  # a zygote when there are more submissions than this x jobs
+ZYGOTE_TIMEOUT = 120  # seconds it may take to import torch & co.
 _stopping = threading.Event()  # set on Ctrl-C: start no more kernels
 
 
@@ -180,12 +186,69 @@ def _kernel_env(work, token):
 
 
 def _through_the_shim(work):
-    """A kernel manager that starts the kernel under kit.grade_kernel."""
+    """A kernel manager that starts the kernel under kit.grade_kernel, or
+    forked warm from the zygote when one runs (kit.grade_zygote)."""
+    start = (["kit.grade_zygote", "client", _zygote["socket"]]
+             if _zygote else ["kit.grade_kernel"])
+
     class ShimmedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
-            return [sys.executable, "-m", "kit.grade_kernel", str(work),
+            return [sys.executable, "-m", *start, str(work),
                     "--"] + super().format_kernel_cmd(extra_arguments)
     return ShimmedKernelManager
+
+
+def warm_wanted(count, jobs):
+    """A zygote pays off once kernels start after the first `jobs`."""
+    return (sys.platform.startswith("linux") and count > jobs * WARM_AFTER
+            and os.environ.get("KIT_GRADE_COLD", "") in ("", "0"))
+
+
+def start_zygote():
+    """Start kit.grade_zygote; on any trouble, one line and cold kernels."""
+    folder = Path(tempfile.mkdtemp(prefix="kit-zygote-"))
+    token, process = uuid.uuid4().hex, None
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "kit.grade_zygote", "serve",
+             str(folder / "socket")], env=_kernel_env(folder, token),
+            cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        ready = [None]
+        reader = threading.Thread(target=lambda: ready.__setitem__(
+            0, process.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(ZYGOTE_TIMEOUT)
+        if ready[0] != b"ready\n":
+            raise OSError((ready[0] or b"it did not get ready").decode(
+                "utf-8", "replace").strip())
+    except OSError as error:
+        print(f"kit grade: warm kernels unavailable ({error}), starting "
+              "each kernel cold", file=sys.stderr)
+        _zygote.clear()
+        _stop_zygote_parts(process, folder, token)
+        return
+    _zygote.update(socket=str(folder / "socket"), process=process,
+                   folder=folder, token=token)
+
+
+def stop_zygote():
+    if _zygote:
+        _stop_zygote_parts(_zygote["process"], _zygote["folder"],
+                           _zygote["token"])
+        _zygote.clear()
+
+
+def _stop_zygote_parts(process, folder, token):
+    if process is not None:
+        try:
+            process.stdin.close()  # its cue to end
+            process.wait(5)
+        except (OSError, subprocess.TimeoutExpired):
+            process.kill()
+            process.wait()
+    grade_kernel.sweep(token)  # a fork of it caught before its retag
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 class GradingClient(NotebookClient):
@@ -393,6 +456,16 @@ def grade_all(submissions, jobs, timeout, all_cells=False, progress=True,
     raised with `.cards`, the submissions graded before it.
     """
     _stopping.clear()
+    try:
+        if warm_wanted(len(submissions), jobs):
+            start_zygote()
+        return _grade_all(submissions, jobs, timeout, all_cells, progress,
+                          on_card)
+    finally:
+        stop_zygote()
+
+
+def _grade_all(submissions, jobs, timeout, all_cells, progress, on_card):
     pool = ThreadPoolExecutor(max_workers=jobs)
     futures = [pool.submit(grade_one, label, path, timeout, all_cells)
                for label, path in submissions]

@@ -517,9 +517,9 @@ def test_grade_skips_only_cells_no_check_needs(path):
 
 # --------------------------------- a class run that is stopped (L5, L6)
 
-# the grader is the parent of kit.grade_kernel, the kernel's parent
-GRADER_PID = ("import os\ngrader = int(open(f'/proc/{os.getppid()}/stat')"
-              ".read().rsplit(')', 1)[1].split()[1])")
+# the grader is this test's process (a forked kernel's grandparent is
+# the zygote, not the grader)
+GRADER_PID = f"import os\ngrader = {os.getpid()}"
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -567,6 +567,50 @@ def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
         time.sleep(0.1)
     assert not list((tmp_path / "tmp").glob("kit-grade-*"))
     assert _ends(kernel)
+
+
+# ------------------------------------------ warm kernels (kit.grade_zygote)
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def test_a_warm_kernel_grades_as_a_cold_one_and_the_zygote_ends(
+        tmp_path, monkeypatch):
+    root = tmp_path / "class"
+    for name, source in [("solved", NOTEBOOKS / "solutions" / NB),
+                         ("stubs", NOTEBOOKS / NB)]:
+        (root / name).mkdir(parents=True)
+        (root / name / NB).write_text(source.read_text())
+    # imported before any cell asks: this kernel was forked warm
+    write_notebook(root / "warm" / "w.ipynb", FAKE_CHECK.replace(
+        '"fine"', "str('torch' in sys.modules)").replace(
+        "import json, os", "import json, os, sys"),
+        "check('dpo_loss', None, 'passed')")
+    zygotes = []
+    stop = grade.stop_zygote
+
+    def stop_and_see():
+        zygotes.append(grade._zygote.get("process"))
+        stop()
+    monkeypatch.setattr(grade, "stop_zygote", stop_and_see)
+
+    def verdicts(result):
+        cards = json.loads(result.stdout)["submissions"]
+        return {(c["submission"], r["id"], r["status"], r["mistake"])
+                for c in cards for r in c["exercises"]}, cards
+    warm, warm_cards = verdicts(kit_grade(root, "--json", "--jobs", "2"))
+    monkeypatch.setenv("KIT_GRADE_COLD", "1")
+    cold, cold_cards = verdicts(kit_grade(root, "--json", "--jobs", "2"))
+    assert warm == cold
+    assert ("solved/" + NB, "dpo_loss", "passed", None) in warm
+    assert ("stubs/" + NB, "dpo_loss", "not attempted", None) in warm
+    messages = [r["message"] for cards in (warm_cards, cold_cards)
+                for c in cards if c["submission"] == "warm/w.ipynb"
+                for r in c["exercises"] if r["id"] == "dpo_loss"]
+    assert messages == ["True", "False"]  # forked warm, then started cold
+    assert zygotes[0] is not None and zygotes[1] is None
+    assert _ends(zygotes[0].pid)  # the zygote is gone after the run
+    assert not Path(zygotes[0].args[-1]).parent.exists()  # its folder too
 
 
 # ---------------------------------------------- reports of forged records
