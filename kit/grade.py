@@ -208,10 +208,13 @@ def start_zygote():
     """Start kit.grade_zygote; on any trouble, one line and cold kernels."""
     folder = Path(tempfile.mkdtemp(prefix="kit-zygote-"))
     token, process = uuid.uuid4().hex, None
+    # torch's thread pool must not start before the forks (a forked thread
+    # pool hangs); kernels run on one torch thread anyway
+    env = {"OMP_NUM_THREADS": "1", **_kernel_env(folder, token)}
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "kit.grade_zygote", "serve",
-             str(folder / "socket")], env=_kernel_env(folder, token),
+             str(folder / "socket")], env=env,
             cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, start_new_session=True)
         ready = [None]
