@@ -664,3 +664,16 @@ def test_a_wrong_earlier_exercise_is_failed_not_not_done_yet(monkeypatch):
     assert "exercise 1 does not pass its check: using the kit's " in (
         result.message)
     assert "not done yet" not in result.message
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux")
+def test_the_zygote_starts_when_the_grader_sets_no_thread_count(monkeypatch,
+                                                               capsys):
+    # unset, torch's import starts a second thread and forking is unsafe:
+    # the zygote must not then refuse and leave the class cold
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    grade.start_zygote()
+    try:
+        assert grade._zygote, capsys.readouterr().err
+    finally:
+        grade.stop_zygote()
