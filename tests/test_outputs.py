@@ -8,25 +8,12 @@ title that broke on `$`.
 
 import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from kit import cli, models
-
-ROOT = Path(__file__).parents[1]
-
-
-def kit(*args, cwd=None, env=None):
-    return subprocess.run([sys.executable, "-m", "kit", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(ROOT),
-                               **(env or {})})
-
 
 def sha256(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -217,16 +204,20 @@ def test_bench_plot_onto_a_notebook_is_refused_before_the_benchmark(
 
 # ------------------------------------------- S10, L3: paths that go astray
 
-def test_a_tilde_output_dir_is_the_home_folder(tmp_path):
+def test_a_tilde_output_dir_is_the_home_folder(tmp_path, monkeypatch,
+                                              capsys):
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir(), work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
     # --output-dir=~/run: the shell leaves the ~ alone after `=`
-    result = kit("train", "sft", "--max-steps", "1", "--output-dir=~/run",
-                 cwd=work, env={"HOME": str(home)})
-    assert result.returncode == 0, result.stderr
+    code = cli.main(["train", "sft", "--max-steps", "1",
+                     "--output-dir=~/run"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
     assert (home / "run" / "model.safetensors").exists()
     assert not (work / "~").exists()
-    assert f"to {home / 'run'}" in result.stdout
+    assert f"to {home / 'run'}" in captured.out
 
 
 def test_an_output_dir_under_a_file_is_refused_before_training(
@@ -266,10 +257,12 @@ def test_report_folders_are_made_before_grading(tmp_path, class_of_two,
                      str(csv_path)]) == 0
 
 
-def test_a_run_named_with_dollars_saves_its_plot(tmp_path):
+def test_a_run_named_with_dollars_saves_its_plot(tmp_path, capsys):
     # once: matplotlib's ParseSyntaxException after training, and no plot
     out = tmp_path / "cost_$5_$x"
-    result = kit("train", "sft", "--max-steps", "2", "--output-dir", str(out))
-    assert result.returncode == 0, result.stderr
+    code = cli.main(["train", "sft", "--max-steps", "1", "--output-dir",
+                     str(out)])
+    err = capsys.readouterr().err
+    assert code == 0, err
     assert (out / "plot.png").read_bytes().startswith(b"\x89PNG")
-    assert "could not draw" not in result.stderr
+    assert "could not draw" not in err

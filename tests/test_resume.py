@@ -2,15 +2,13 @@
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
-from kit import recipes, tasks
+from kit import cli, recipes, tasks
 
 TIMING = ("runtime", "per_second", "generation/seconds")
 
@@ -30,22 +28,27 @@ def same_weights(a, b):
         torch.equal(first[k], second[k]) for k in first)
 
 
-def kit_train(*args):
-    result = subprocess.run([sys.executable, "-m", "kit", "train", *args],
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+def kit_train(capsys, *args):
+    """`python -m kit train ARGS`, in this process (a new one spends ~7 s
+    importing torch; tests/test_cli.py runs the entry point itself)."""
+    code = cli.main(["train", *args])
+    assert code == 0, capsys.readouterr().err[-3000:]
 
 
 @pytest.mark.parametrize("recipe", ["sft", "dpo", "grpo"])
-def test_a_resumed_run_ends_where_an_uninterrupted_one_does(recipe, tmp_path):
+def test_a_resumed_run_ends_where_an_uninterrupted_one_does(recipe, tmp_path,
+                                                            capsys):
     # GRPO generates every 4 steps: the checkpoint at step 10 falls in the
     # middle of a generation, so its buffer must be saved and restored too.
+    # (It is also where DPO and GRPO log: a logged loss averages the steps
+    # since the last log, and a resumed run has only its own.)
     full, saved, resumed = (tmp_path / n for n in ("full", "saved", "resumed"))
     recipes.run(recipe, full, max_steps=20, disable_tqdm=True)
     recipes.run(recipe, saved, max_steps=20, save_steps=10, disable_tqdm=True)
     # the command line, as a learner would resume
-    kit_train(recipe, "--max-steps", "20", "--output-dir", str(resumed),
-              "--resume-from-checkpoint", str(saved / "checkpoint-10"))
+    kit_train(capsys, recipe, "--max-steps", "20", "--output-dir",
+              str(resumed), "--resume-from-checkpoint",
+              str(saved / "checkpoint-10"))
     assert same_weights(full, resumed)
     # train_loss, in the final summary, averages only this call's steps
     assert history(full, drop=("train_loss",)) == history(
@@ -55,11 +58,11 @@ def test_a_resumed_run_ends_where_an_uninterrupted_one_does(recipe, tmp_path):
 @pytest.mark.parametrize("recipe", ["sft", "dpo", "grpo"])
 def test_the_same_seed_gives_the_same_curve(recipe, tmp_path):
     for name in ("first", "second"):
-        recipes.run(recipe, tmp_path / name, max_steps=12, logging_steps=2,
+        recipes.run(recipe, tmp_path / name, max_steps=6, logging_steps=2,
                     seed=3, disable_tqdm=True)
     assert history(tmp_path / "first") == history(tmp_path / "second")
     assert same_weights(tmp_path / "first", tmp_path / "second")
-    recipes.run(recipe, tmp_path / "other", max_steps=12, logging_steps=2,
+    recipes.run(recipe, tmp_path / "other", max_steps=6, logging_steps=2,
                 seed=4, disable_tqdm=True)
     assert history(tmp_path / "other") != history(tmp_path / "first")
 
@@ -182,17 +185,15 @@ def refused_before_loading(trainer, checkpoint, match):
                zip(before, trainer.model.parameters()))
 
 
-def test_sft_refuses_a_dpo_checkpoint(dpo_checkpoint, tmp_path):
+def test_sft_refuses_a_dpo_checkpoint(dpo_checkpoint, tmp_path, capsys):
     refused_before_loading(sft(tmp_path), dpo_checkpoint,
                            "saved by DPOTrainer, and this is CausalLMTrainer")
     # the command line went on with DPO's rows in its log, and exited 0
-    result = subprocess.run(
-        [sys.executable, "-m", "kit", "train", "sft", "--max-steps", "2",
-         "--output-dir", str(tmp_path / "cli"),
-         "--resume-from-checkpoint", str(dpo_checkpoint)],
-        capture_output=True, text=True, timeout=600)
-    assert result.returncode != 0
-    assert "saved by DPOTrainer, and this is CausalLMTrainer" in result.stderr
+    assert cli.main(["train", "sft", "--max-steps", "2", "--output-dir",
+                     str(tmp_path / "cli"), "--resume-from-checkpoint",
+                     str(dpo_checkpoint)]) == 2
+    assert ("saved by DPOTrainer, and this is CausalLMTrainer"
+            in capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("missing", ["optimizer.pt", "scheduler.pt",
