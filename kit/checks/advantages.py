@@ -4,7 +4,7 @@ import torch
 
 from kit import losses
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
-                                describe_error)
+                                describe_error, graph_leaves)
 from kit.checks.core import Mistake, exercise
 
 NOTEBOOK = "05_grpo_end_to_end"
@@ -238,23 +238,9 @@ def _loss_and_gradient(candidate, seed, epsilon, beta):
         return loss, None
     # call() handed the learner a copy: the gradient flows to that copy,
     # so differentiate through the output's own graph
-    leaves = [t for t in _leaves(loss)]
+    leaves = graph_leaves(loss)
     gradient = torch.autograd.grad(loss, leaves)[0] if leaves else None
     return loss.detach(), gradient
-
-
-def _leaves(tensor):
-    """The leaf tensors that `tensor` was computed from (here: one)."""
-    found, stack, seen = [], [tensor.grad_fn], set()
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        if hasattr(node, "variable"):
-            found.append(node.variable)
-        stack += [next_node for next_node, _ in node.next_functions]
-    return found
 
 
 @exercise("grpo_loss", stars=3, notebook=NOTEBOOK, answer=losses.grpo_loss,
