@@ -109,9 +109,10 @@ def ipo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
     """IPO, eq. 17 of Azar et al. (2023): (logratios − 1/(2β))².
 
     A squared loss pulls the margin to a target instead of pushing it to
-    infinity, so IPO does not overfit deterministic preferences. Departure:
-    TRL averages log-probs over tokens for IPO; we keep sums, as for DPO.
-    Same arguments and returns as `dpo_loss`.
+    infinity, so IPO does not overfit deterministic preferences. Give it
+    per-token mean log-probs (`ipo_loss.logps_fn`, set below), as TRL 1.16
+    and the IPO authors do: with sums the target 1/(2β) would depend on
+    completion length. Same arguments and returns as `dpo_loss`.
     """
     logits = _logratios(policy_chosen_logps, policy_rejected_logps,
                         ref_chosen_logps, ref_rejected_logps)
@@ -198,3 +199,193 @@ def grpo_loss(per_token_logps, old_per_token_logps, advantages,
     mask = completion_mask.float()
     per_sequence = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1)  # (B,)
     return per_sequence.mean()
+
+
+# ------------------------------------------------------ GRPO's loss types
+# TRL 1.16's GRPOConfig.loss_type and scale_rewards, one function each. They
+# share the per-token surrogate and differ only in what divides its sum.
+# N is the number of completions in the micro-batch (B·G in the trainer).
+# grpo_loss above stays self-contained: notebook 05 shows its source as the
+# exercise's solution, so it cannot call a helper the notebook lacks.
+
+
+def clipped_token_losses(per_token_logps, old_per_token_logps, advantages,
+                         epsilon=0.2, beta=0.0, ref_per_token_logps=None):
+    """GRPO's loss per token, before any mask or mean (Shao et al., eq. 3).
+
+    ℓ = −min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A) + β·KL, with ρ = exp(π − π_old)
+    and the k3 KL of `per_token_kl`; no KL at all when beta == 0 (then
+    ref_per_token_logps may be None).
+
+    Shape: (N, T), from log-probs (N, T) and advantages (N,).
+    """
+    ratio = torch.exp(per_token_logps - old_per_token_logps)  # (N, T)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)  # (N, T)
+    advantages = advantages.unsqueeze(1)  # (N, 1) the same for every token
+    per_token = -torch.min(ratio * advantages, clipped * advantages)
+    if beta > 0:
+        per_token = per_token + beta * per_token_kl(per_token_logps,
+                                                    ref_per_token_logps)
+    return per_token  # (N, T)
+
+
+def _masked_sum(per_token, completion_mask):
+    """Sum of the token losses on completion tokens. A scalar."""
+    return (per_token * completion_mask.float()).sum()
+
+
+def bnpo_loss(per_token_logps, old_per_token_logps, advantages,
+              completion_mask, epsilon=0.2, beta=0.0,
+              ref_per_token_logps=None):
+    """"bnpo": the token mean over this micro-batch's active tokens.
+
+    loss = Σ_i Σ_t m_it ℓ_it / Σ_i Σ_t m_it (TRL's "bnpo", batch-normalised
+    policy optimisation). Every token weighs the same within a micro-batch,
+    but micro-batches with few tokens weigh as much as those with many.
+    Arguments as `grpo_loss`; returns a scalar. Shape: () from (N, T).
+    """
+    per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
+                                     advantages, epsilon, beta,
+                                     ref_per_token_logps)  # (N, T)
+    active = completion_mask.float().sum().clamp(min=1)  # a scalar
+    return _masked_sum(per_token, completion_mask) / active
+
+
+def dr_grpo_loss(per_token_logps, old_per_token_logps, advantages,
+                 completion_mask, epsilon=0.2, beta=0.0,
+                 ref_per_token_logps=None, max_completion_length=None):
+    """"dr_grpo": the token sum over a constant, N × max_completion_length.
+
+    loss = Σ_i Σ_t m_it ℓ_it / (N · L_max): Dr. GRPO, Liu et al. (2025),
+    "Understanding R1-Zero-Like Training", arXiv 2503.20783, section 3.1. A
+    constant normaliser has no length bias. L_max is the config's
+    max_completion_length, not the longest completion in the data.
+    Shape: () from (N, T).
+    """
+    if max_completion_length is None:
+        raise ValueError("dr_grpo_loss needs max_completion_length: pass "
+                         "GRPOConfig.max_completion_length")
+    per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
+                                     advantages, epsilon, beta,
+                                     ref_per_token_logps)  # (N, T)
+    normaliser = per_token.shape[0] * max_completion_length  # N · L_max
+    return _masked_sum(per_token, completion_mask) / normaliser
+
+
+def dapo_loss(per_token_logps, old_per_token_logps, advantages,
+              completion_mask, epsilon=0.2, beta=0.0,
+              ref_per_token_logps=None, num_items_in_batch=None):
+    """"dapo": the token sum over a token count the caller passes in.
+
+    loss = Σ_i Σ_t m_it ℓ_it / num_items_in_batch: DAPO, Yu et al. (2025),
+    arXiv 2503.14476, section 3.3 (token-level policy gradient loss). The
+    caller decides what is counted: the active tokens of the whole optimizer
+    step make the micro-batch losses add up to one token mean over the step.
+    TRL 1.16 passes the generation batch's count rescaled by
+    GA / steps_per_generation instead. Shape: () from (N, T).
+    """
+    if num_items_in_batch is None:
+        raise ValueError("dapo_loss needs num_items_in_batch: the number of "
+                         "completion tokens to divide by, e.g. the active "
+                         "tokens of the whole optimizer step")
+    per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
+                                     advantages, epsilon, beta,
+                                     ref_per_token_logps)  # (N, T)
+    return _masked_sum(per_token, completion_mask) / num_items_in_batch
+
+
+GRPO_LOSSES = {"grpo": grpo_loss, "bnpo": bnpo_loss,
+               "dr_grpo": dr_grpo_loss, "dapo": dapo_loss}
+
+
+def batch_scaled_advantages(rewards, num_generations):
+    """scale_rewards="batch": group baseline, the whole batch's spread.
+
+    (reward − group mean) / (std over all B·G rewards + 1e-4): TRL 1.16's
+    "batch", as the Lite PPO paper (Liu et al., 2025, arXiv 2508.08221)
+    recommends: one spread for the batch, steadier than G rewards' std.
+    Shape: (B·G,) from rewards (B·G,).
+    """
+    grouped = rewards.view(-1, num_generations)  # (B, G)
+    mean = grouped.mean(dim=1, keepdim=True)  # (B, 1)
+    std = rewards.std()  # a scalar: unbiased, as TRL's nanstd
+    return ((grouped - mean) / (std + 1e-4)).view(-1)  # (B·G,)
+
+
+def unscaled_advantages(rewards, num_generations):
+    """scale_rewards="none": reward − group mean, no division at all.
+
+    Dr. GRPO (Liu et al., 2025, arXiv 2503.20783, section 3.1) drops the
+    std: dividing by it gives groups that nearly agree (prompts too easy or
+    too hard) the most weight, a question-level difficulty bias.
+    Shape: (B·G,) from rewards (B·G,).
+    """
+    grouped = rewards.view(-1, num_generations)  # (B, G)
+    return (grouped - grouped.mean(dim=1, keepdim=True)).view(-1)  # (B·G,)
+
+
+SCALE_REWARDS = {"group": group_advantages, "batch": batch_scaled_advantages,
+                 "none": unscaled_advantages}
+# TRL 1.16 also takes booleans, from before the names existed.
+SCALE_REWARDS_ALIASES = {True: "group", False: "none"}
+
+
+# ----------------------------------------------------- DPO's length variants
+# A preference loss may say which log-probs it wants (`logps_fn`, summed by
+# default) and which config fields it reads (`config_fields`): the trainer
+# gives it those, and no loss function branches on a name.
+
+
+def sequence_mean_logps(logits, input_ids, completion_mask):
+    """Per-token mean log-prob of each completion: `sequence_logps` ÷ its
+    length. TRL 1.16 divides by the same count for "ipo" and "sigmoid_norm".
+
+    Shape: (B,), from logits (B, T, V), input_ids and completion_mask (B, T).
+    """
+    counted = completion_mask[:, 1:].float().sum(-1).clamp(min=1)  # (B,)
+    return sequence_logps(logits, input_ids, completion_mask) / counted
+
+
+ipo_loss.logps_fn = sequence_mean_logps
+
+
+def sigmoid_norm_loss(policy_chosen_logps, policy_rejected_logps,
+                      ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """Length-normalised DPO, TRL 1.16's "sigmoid_norm".
+
+    loss = −log σ(β·((π̄_c − ref̄_c) − (π̄_r − ref̄_r))), eq. 7 of Rafailov et
+    al. (2023) on per-token mean log-probs (the bar; `logps_fn`): SimPO's
+    length normalisation (Meng et al., 2024, eq. 4) with the reference kept.
+    A long chosen answer no longer wins by its length alone.
+    Same arguments and returns as `dpo_loss`, on per-token means.
+    """
+    logits = _logratios(policy_chosen_logps, policy_rejected_logps,
+                        ref_chosen_logps, ref_rejected_logps)  # (B,)
+    losses = -F.logsigmoid(beta * logits)
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+sigmoid_norm_loss.logps_fn = sequence_mean_logps
+
+
+def robust_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
+                ref_rejected_logps, beta=0.1, label_smoothing=0.0):
+    """Robust DPO (Chowdhury et al., 2024, arXiv 2403.00409, eq. 8).
+
+    With h = β·logratios and ε = label_smoothing, the chance that a pair's
+    labels were flipped: loss = (−(1 − ε)·log σ(h) + ε·log σ(−h)) / (1 − 2ε),
+    an unbiased estimate of the DPO loss on the true labels. ε = 0 is DPO.
+    Same arguments and returns as `dpo_loss`; label_smoothing in [0, 0.5).
+    """
+    logits = _logratios(policy_chosen_logps, policy_rejected_logps,
+                        ref_chosen_logps, ref_rejected_logps)  # (B,)
+    eps = label_smoothing
+    losses = ((-(1 - eps) * F.logsigmoid(beta * logits)
+               + eps * F.logsigmoid(-beta * logits)) / (1 - 2 * eps))
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+robust_loss.config_fields = ("label_smoothing",)
+PREFERENCE_LOSSES.update(sigmoid_norm=sigmoid_norm_loss, robust=robust_loss)

@@ -44,3 +44,17 @@ def test_num_items_in_batch_turns_the_mean_into_a_share_of_the_big_batch():
     # Twice the items in the whole batch: this micro-batch weighs half as much.
     assert torch.allclose(losses.causal_lm_loss(logits, labels, 2 * counted),
                           mean / 2)
+
+
+def test_sequence_mean_logps_by_hand():
+    # As test_dpo's sequence_logps case: log 1/2 + log 3/4 over 2 tokens.
+    logits = torch.tensor([[[0.0, 0.0], [math.log(3), 0.0], [9.0, 9.0]]])
+    input_ids = torch.tensor([[1, 1, 0]])
+    completion_mask = torch.tensor([[0, 1, 1]])
+    mean = losses.sequence_mean_logps(logits, input_ids, completion_mask)
+    assert math.isclose(mean.item(), (math.log(0.5) + math.log(0.75)) / 2,
+                        rel_tol=1e-6)
+    # an empty completion scores 0, not 0 / 0
+    empty = losses.sequence_mean_logps(logits, input_ids,
+                                       torch.zeros_like(completion_mask))
+    assert empty.item() == 0.0

@@ -23,12 +23,21 @@ from kit.trainers.nonfinite import NonFiniteMixin
 COLUMNS = ("prompt", "chosen", "rejected")
 
 
+def loss_fields(loss_fn):
+    """The DPOConfig fields a preference loss reads besides beta."""
+    return getattr(loss_fn, "config_fields", ())
+
+
 @dataclass
 class DPOConfig(TrainingArguments):
     beta: float = field(default=0.1, metadata={
         "help": "How far the policy may move from the reference (> 0)."})
     loss_type: str = field(default="sigmoid", metadata={
-        "help": f"One of {sorted(PREFERENCE_LOSSES)}."})
+        "help": f"One of {sorted(PREFERENCE_LOSSES)}, TRL 1.16's names and "
+                "meanings: 'ipo' and 'sigmoid_norm' on per-token means."})
+    label_smoothing: float = field(default=0.0, metadata={
+        "help": "loss_type='robust' only: the chance a pair's labels are "
+                "flipped, in [0, 0.5)."})
     max_length: int = field(default=64, metadata={
         "help": "Prompt + completion tokens; longer completions are cut."})
     # The collator needs our token columns, not the model's signature.
@@ -44,7 +53,27 @@ class DPOConfig(TrainingArguments):
             raise ValueError(f"DPOConfig.loss_type must be one of "
                              f"{sorted(PREFERENCE_LOSSES)}, got "
                              f"{self.loss_type!r}")
+        self.check_label_smoothing()
         super().__post_init__()
+
+    def check_label_smoothing(self):
+        """In [0, 0.5), and only where the loss reads it: else it is a typo."""
+        check_fields(self, [("label_smoothing", float, ">= 0",
+                             "the chance a label is flipped, e.g. 0.1")])
+        if self.label_smoothing >= 0.5:
+            raise ValueError(
+                f"DPOConfig.label_smoothing must be below 0.5, got "
+                f"{self.label_smoothing}: at 0.5 a label is as likely "
+                "flipped as not and robust DPO divides by 1 − 2·0.5 = 0; "
+                "try 0.1")
+        readers = sorted(name for name, loss in PREFERENCE_LOSSES.items()
+                         if "label_smoothing" in loss_fields(loss))
+        if self.label_smoothing and self.loss_type not in readers:
+            raise ValueError(
+                f"DPOConfig.label_smoothing={self.label_smoothing} does "
+                f"nothing with loss_type={self.loss_type!r}: only "
+                f"{readers} read it; set loss_type='robust' or "
+                "label_smoothing=0")
 
 
 class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
@@ -59,15 +88,20 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         ids, mask = inputs["input_ids"], inputs["attention_mask"]
         completion_mask = inputs["completion_mask"]
         logits = model(input_ids=ids, attention_mask=mask).logits
-        logps = sequence_logps(logits, ids, completion_mask)  # (2B,)
+        # Summed log-probs, or per-token means where the loss asks for them
+        logps_fn = getattr(self.loss_fn, "logps_fn", sequence_logps)
+        logps = logps_fn(logits, ids, completion_mask)  # (2B,)
         with torch.no_grad():
             ref_logits = self.ref_model(input_ids=ids,
                                         attention_mask=mask).logits
-            ref_logps = sequence_logps(ref_logits, ids, completion_mask)
+            ref_logps = logps_fn(ref_logits, ids, completion_mask)
         chosen, rejected = logps.chunk(2)  # (B,) each
         ref_chosen, ref_rejected = ref_logps.chunk(2)
+        extra = {name: getattr(self.args, name)  # e.g. label_smoothing
+                 for name in loss_fields(self.loss_fn)}
         losses, chosen_rewards, rejected_rewards = self.loss_fn(
-            chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta)
+            chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta,
+            **extra)
         # A sum over pairs divided by the pairs of the whole accumulated
         # batch (see get_batch_samples): exact under gradient accumulation.
         loss = losses.sum() / (num_items_in_batch or len(losses))
