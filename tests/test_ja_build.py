@@ -154,3 +154,18 @@ def test_every_notebook_has_its_japanese_copies():
                 assert all(len(line) <= 79
                            for line in cell.source.splitlines()
                            if cell.cell_type == "code")
+
+
+def test_japanese_figures_draw_every_glyph(recwarn):
+    """With the `ja` extra's font, Japanese labels are text, not boxes."""
+    pytest.importorskip("matplotlib_fontja")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    with matplotlib.rc_context():
+        assert course.japanese_figures()
+        figure, axes = plt.subplots()
+        axes.set_title("学習の損失と報酬")
+        figure.canvas.draw()
+        plt.close(figure)
+    assert not [w for w in recwarn if "missing from" in str(w.message)]
