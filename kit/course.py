@@ -331,6 +331,31 @@ def ja_code(source):
     return SETUP_CALL.sub(with_lang, source).replace(KIT_URL, KIT_URL_JA)
 
 
+def _wide(char):
+    import unicodedata
+    return unicodedata.east_asian_width(char) in "WF"
+
+
+def join_wrapped(markdown):
+    """Japanese prose with its short source lines joined where both sides
+    of the break are Japanese: a browser shows a line break inside a
+    paragraph as a space, which Japanese text does not have. Code, maths,
+    headings, tables and list items keep their lines."""
+    out, verbatim = [], False
+    for line in markdown.splitlines():
+        text = line.lstrip()
+        if text.startswith("```") or text.count("$$") % 2:
+            verbatim = not verbatim  # a code fence, or $$ maths, opens/shuts
+        elif (out and not verbatim and out[-1].strip() and text
+              and not out[-1].lstrip().startswith(("#", "|", "$$", "```"))
+              and not re.match(r"([-*+>#|]|\d+\.)\s", text)
+              and _wide(out[-1][-1]) and _wide(text[0])):
+            out[-1] += text
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
 def translation_path(source_path):
     return Path(source_path).with_suffix(".ja.md")
 
@@ -365,7 +390,8 @@ def ja_cells(source_cells, blocks, name):
             if i not in by_cell:
                 problems.append(f"{where} has no translation")
             else:
-                recorded, cell.source = by_cell.pop(i)
+                recorded, text = by_cell.pop(i)
+                cell.source = join_wrapped(text)
                 if recorded != cell_hash(source_cells[i].source):
                     problems.append(
                         f"{where}: the translation is stale (it records en "

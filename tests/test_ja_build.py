@@ -169,3 +169,11 @@ def test_japanese_figures_draw_every_glyph(recwarn):
         figure.canvas.draw()
         plt.close(figure)
     assert not [w for w in recwarn if "missing from" in str(w.message)]
+
+
+def test_japanese_lines_are_joined_where_a_browser_would_show_a_space():
+    text = ("損失を\n計算します。\n`loss` を\n返す\n- 項目\n  の続き\n"
+            "```\nコード\nです\n```\n$$a\nb$$\n文\nです")
+    assert course.join_wrapped(text) == (
+        "損失を計算します。\n`loss` を返す\n- 項目の続き\n"
+        "```\nコード\nです\n```\n$$a\nb$$\n文です")
