@@ -466,7 +466,11 @@ def ja_stale():
     out = []
     for path in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
         ja = translation_path(path)
-        blocks = read_translation(ja) if ja.exists() else []
+        try:
+            blocks = read_translation(ja) if ja.exists() else []
+        except ValueError as error:  # fix the file first: say where
+            out.append(f"# notebooks/src/{error}\n")
+            continue
         done = {number: recorded for number, recorded, _ in blocks}
         for i, cell in enumerate(jupytext.read(path).cells):
             if cell.cell_type != "markdown":

@@ -177,3 +177,13 @@ def test_japanese_lines_are_joined_where_a_browser_would_show_a_space():
     assert course.join_wrapped(text) == (
         "損失を計算します。\n`loss` を返す\n- 項目の続き\n"
         "```\nコード\nです\n```\n$$a\nb$$\n文です")
+
+
+def test_text_before_the_first_block_is_named(tree, capsys):
+    path = tree / "src" / f"{NAME}.ja.md"
+    path.write_text("迷子の行\n" + path.read_text())
+    status, out = check(capsys)
+    assert status == 1
+    assert f"{NAME}.ja.md: text before the first '<!-- ja: cell" in out
+    assert cli.main(["build", "--ja-stale"]) == 0
+    assert "text before the first" in capsys.readouterr().out
