@@ -89,6 +89,10 @@ def _doctor(args):
 
 def _build(args):
     from kit import course
+    if args.ja_stale:  # for translators: what to (re)translate
+        blocks = course.ja_stale()
+        print("\n".join(blocks) or "every Japanese translation is current")
+        return 0
     stale = course.build(check=args.check)
     for path in stale:
         verb = ("out of date (run `python -m kit build`)" if args.check
@@ -99,7 +103,11 @@ def _build(args):
     problems = course.text_problems()  # a slip in the text fails the build
     for problem in problems:
         print(f"notebooks/src/{problem}")
-    return 1 if (args.check and stale) or problems else 0
+    # a missing or stale translation fails --check (notebooks/src/*.ja.md)
+    ja = course.ja_problems()
+    for problem in ja:
+        print(problem)
+    return 1 if (args.check and (stale or ja)) or problems else 0
 
 
 def _bench(args):
@@ -196,6 +204,9 @@ def parser():
         "build", help="write notebooks/ and notebooks/solutions/ from src/")
     build.add_argument("--check", action="store_true",
                        help="write nothing; fail if a notebook is stale")
+    build.add_argument("--ja-stale", action="store_true",
+                       help="list the English cells whose Japanese text "
+                            "is missing or stale, with their text")
 
     grade = commands.add_parser(
         "grade", help="run notebooks headless: a scorecard, or a class report")

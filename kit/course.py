@@ -51,9 +51,10 @@ if "google.colab" in sys.modules:
               "check the connection, then run this cell again.")"""
 
 
-def colab_badge(name, solutions=False):
+def colab_badge(name, solutions=False, lang="en"):
     """The 'Open in Colab' badge of notebook `name`, in its own set."""
-    folder = "notebooks/solutions" if solutions else "notebooks"
+    folder = "notebooks" if lang == "en" else f"notebooks/{lang}"
+    folder += "/solutions" if solutions else ""
     url = (f"https://colab.research.google.com/github/{REPOSITORY}"
            f"/blob/main/{folder}/{name}.ipynb")
     return (f"[![Open In Colab](https://colab.research.google.com/assets/"
@@ -122,11 +123,13 @@ def learner(source):
 
 # ------------------------------------------------------------ building
 
-def _notebook(cells, name, solutions=False):
+def _notebook(cells, name, solutions=False, lang="en"):
     import nbformat
     nb = nbformat.v4.new_notebook()
-    header = [nbformat.v4.new_markdown_cell(colab_badge(name, solutions)),
-              nbformat.v4.new_code_cell(COLAB_INSTALL)]
+    install = COLAB_INSTALL if lang == "en" else ja_code(COLAB_INSTALL)
+    header = [nbformat.v4.new_markdown_cell(colab_badge(name, solutions,
+                                                        lang)),
+              nbformat.v4.new_code_cell(install)]
     nb.cells = header + cells
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"{name[:2]}-{i:02d}"  # stable ids: stable diffs
@@ -146,14 +149,10 @@ def _cell(cell, source, tags):
     return new
 
 
-def build_one(path):
-    """-> {output path: notebook text} for one source file."""
-    import jupytext  # the build needs it, learners' notebooks do not
-    import nbformat
-    source = jupytext.read(path)
-    name = Path(path).stem
+def _copies(cells, name, lang="en"):
+    """-> (learner notebook, solved notebook) from a source's cells."""
     solved_cells, learner_cells = [], []
-    for cell in source.cells:
+    for cell in cells:
         tags = set(cell.metadata.get("tags", []))
         uses_exercise = "uses-exercise" in tags
         tags.discard("uses-exercise")
@@ -166,16 +165,30 @@ def build_one(path):
         if raises or uses_exercise:
             tags = tags | {"raises-exception"}
         learner_cells.append(_cell(cell, text, tags))
-    learner_nb, solved_nb = (_notebook(learner_cells, name),
-                             _notebook(solved_cells, name, solutions=True))
-    return {NOTEBOOKS / f"{name}.ipynb": nbformat.writes(learner_nb),
-            SOLUTIONS / f"{name}.ipynb": nbformat.writes(solved_nb)}
+    return (_notebook(learner_cells, name, lang=lang),
+            _notebook(solved_cells, name, solutions=True, lang=lang))
+
+
+def build_one(path, ja_cells=None):
+    """-> {output path: notebook text} for one source file (and its
+    Japanese copies, given the Japanese cells)."""
+    import jupytext  # the build needs it, learners' notebooks do not
+    import nbformat
+    name = Path(path).stem
+    learner_nb, solved_nb = _copies(jupytext.read(path).cells, name)
+    out = {NOTEBOOKS / f"{name}.ipynb": nbformat.writes(learner_nb),
+           SOLUTIONS / f"{name}.ipynb": nbformat.writes(solved_nb)}
+    if ja_cells is not None:
+        learner_nb, solved_nb = _copies(ja_cells, name, lang="ja")
+        out[JA / f"{name}.ipynb"] = nbformat.writes(learner_nb)
+        out[JA_SOLUTIONS / f"{name}.ipynb"] = nbformat.writes(solved_nb)
+    return out
 
 
 def build_all():
     out = {}
-    for path in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
-        out.update(build_one(path))
+    for path, (ja_cells, _) in ja_sources().items():
+        out.update(build_one(path, ja_cells))
     return out
 
 
@@ -184,9 +197,13 @@ def text_problems():
     each: prose in a code cell, a panel the figure does not have."""
     import jupytext
     from kit.notebook_text import problems
-    return [f"{path.name}: {problem}"
-            for path in sorted(SOURCES.glob("[0-9][0-9]_*.py"))
-            for problem in problems(jupytext.read(path).cells)]
+    found = [f"{path.name}: {problem}"
+             for path in sorted(SOURCES.glob("[0-9][0-9]_*.py"))
+             for problem in problems(jupytext.read(path).cells)]
+    # the Japanese text gets the same checks (headings in code cells...)
+    return found + [f"{translation_path(path).name}: {problem}"
+                    for path, (cells, _) in ja_sources().items()
+                    if cells is not None for problem in problems(cells)]
 
 
 def build(check=False):
@@ -218,10 +235,33 @@ def _not_done_yet(shell, etype, value, tb, tb_offset=None):
           "again.")
 
 
-def setup_notebook(seed=0):
-    """Quiet logs, the Trainer's own progress bar, friendly stubs, a seed."""
+def japanese_figures():
+    """Make matplotlib draw Japanese text with a Japanese font, when the
+    `ja` extra's matplotlib-fontja is installed (no CJK font ships with
+    matplotlib or Colab: without one, Japanese labels are empty boxes)."""
+    try:
+        import matplotlib_fontja
+    except ImportError:
+        print("Japanese text in figures needs a font: "
+              "pip install matplotlib-fontja")
+        return False
+    matplotlib_fontja.japanize()
+    return True
+
+
+def setup_notebook(seed=0, lang="en"):
+    """Quiet logs, the Trainer's own progress bar, friendly stubs, a seed,
+    and the language the kit speaks (`lang`: "en" or "ja")."""
     import logging
     import warnings
+
+    from kit import i18n
+    if lang not in i18n.LANGUAGES:
+        raise ValueError(f"setup_notebook(lang={lang!r}): lang must be one "
+                         f"of {', '.join(map(repr, i18n.LANGUAGES))}")
+    i18n.set_language(lang)
+    if lang == "ja":
+        japanese_figures()
 
     import datasets
     import transformers
@@ -246,3 +286,199 @@ def setup_notebook(seed=0):
     one_cpu_thread()
     print(f"device: {pick_device()} · preset: {default_preset()}")
 
+
+
+# ------------------------------------------------ the Japanese notebooks
+#
+# `notebooks/src/NN_name.ja.md`, beside the English source, holds the
+# Japanese text of each of its markdown cells, in order, one block each:
+#
+#     <!-- ja: cell 4 · en 1f0c3a9b2e -->
+#     ## 日本語の見出し
+#     ...
+#
+# "cell 4" is the English cell's index among the source's cells (as in
+# `kit.notebook_text`'s messages); the hash is the first 10 hex digits of
+# the sha1 of that English cell's text, so an English edit marks its
+# translation stale. Code cells are the English ones, with one rewrite
+# (`ja_code`): `setup_notebook(...)` gets `lang="ja"` and the Colab install
+# cell installs the `ja` extra (a Japanese font for the figures).
+
+import hashlib
+import re
+
+JA = NOTEBOOKS / "ja"
+JA_SOLUTIONS = JA / "solutions"
+JA_BLOCK = re.compile(r"^<!-- ja: cell (\d+) · en ([0-9a-f]{10}) -->$",
+                      re.MULTILINE)
+SETUP_CALL = re.compile(r"^(\s*)setup_notebook\((.*)\)(\s*)$", re.MULTILINE)
+KIT_URL = f'kit = "git+https://github.com/{REPOSITORY}"'
+KIT_URL_JA = ('kit = ("inside-the-trainer[ja] @ "\n'
+              f'           "git+https://github.com/{REPOSITORY}")')
+
+
+def cell_hash(text):
+    """The 10 hex digits a translation records of its English cell."""
+    return hashlib.sha1(text.encode()).hexdigest()[:10]
+
+
+def ja_code(source):
+    """An English code cell as the Japanese notebook has it."""
+    def with_lang(match):
+        indent, args, tail = match.groups()
+        args = f'{args}, lang="ja"' if args.strip() else 'lang="ja"'
+        return f"{indent}setup_notebook({args}){tail}"
+    return SETUP_CALL.sub(with_lang, source).replace(KIT_URL, KIT_URL_JA)
+
+
+def _wide(char):
+    import unicodedata
+    return unicodedata.east_asian_width(char) in "WF"
+
+
+def join_wrapped(markdown):
+    """Japanese prose with its short source lines joined where both sides
+    of the break are Japanese: a browser shows a line break inside a
+    paragraph as a space, which Japanese text does not have. Code, maths,
+    headings, tables and list items keep their lines."""
+    out, verbatim = [], False
+    for line in markdown.splitlines():
+        text = line.lstrip()
+        if text.startswith("```") or text.count("$$") % 2:
+            verbatim = not verbatim  # a code fence, or $$ maths, opens/shuts
+        elif (out and not verbatim and out[-1].strip() and text
+              and not out[-1].lstrip().startswith(("#", "|", "$$", "```"))
+              and not re.match(r"([-*+>#|]|\d+\.)\s", text)
+              and _wide(out[-1][-1]) and _wide(text[0])):
+            out[-1] += text
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
+def translation_path(source_path):
+    return Path(source_path).with_suffix(".ja.md")
+
+
+def read_translation(path):
+    """-> [(cell number, recorded English hash, Japanese text)]."""
+    text = Path(path).read_text()
+    heads = list(JA_BLOCK.finditer(text))
+    if text[:heads[0].start() if heads else len(text)].strip():
+        raise ValueError(f"{Path(path).name}: text before the first "
+                         "'<!-- ja: cell N · en HASH -->' line")
+    blocks = []
+    for head, after in zip(heads, heads[1:] + [None]):
+        body = text[head.end():after.start() if after else len(text)]
+        blocks.append((int(head.group(1)), head.group(2), body.strip("\n")))
+    return blocks
+
+
+def ja_cells(source_cells, blocks, name):
+    """The Japanese cells, and one line per translation problem."""
+    import copy
+    by_cell, problems = {}, []
+    for number, recorded, text in blocks:
+        if number in by_cell:
+            problems.append(f"{name}: cell {number} is translated twice")
+        by_cell[number] = (recorded, text)
+    cells = []
+    for i, cell in enumerate(source_cells):
+        cell = copy.deepcopy(cell)
+        if cell.cell_type == "markdown":
+            where = f"{name}: cell {i} (markdown, {cell.source[:40]!r}...)"
+            if i not in by_cell:
+                problems.append(f"{where} has no translation")
+            else:
+                recorded, text = by_cell.pop(i)
+                cell.source = join_wrapped(text)
+                if recorded != cell_hash(source_cells[i].source):
+                    problems.append(
+                        f"{where}: the translation is stale (it records en "
+                        f"{recorded}, the English cell is now "
+                        f"{cell_hash(source_cells[i].source)}): see "
+                        "`python -m kit build --ja-stale`")
+        elif cell.cell_type == "code":
+            cell.source = ja_code(cell.source)
+        cells.append(cell)
+    for number in sorted(by_cell):
+        problems.append(f"{name}: an extra block, cell {number}: the English "
+                        "source has no markdown cell there")
+    return cells, problems
+
+
+def ja_sources():
+    """-> {source path: (Japanese cells or None, translation problems)}."""
+    import jupytext
+    out = {}
+    for path in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
+        ja = translation_path(path)
+        if not ja.exists():
+            out[path] = (None, [f"notebooks/src/{ja.name}: missing: "
+                                f"notebook {path.stem} has no Japanese "
+                                "translation (start one from `python -m kit "
+                                "build --ja-stale`)"])
+            continue
+        try:
+            blocks = read_translation(ja)
+        except ValueError as error:
+            out[path] = (None, [f"notebooks/src/{error}"])
+            continue
+        out[path] = ja_cells(jupytext.read(path).cells, blocks,
+                             f"notebooks/src/{ja.name}")
+    return out
+
+
+def code_differences(english, japanese, name):
+    """Each code cell of `japanese` that is not `english`'s, rewritten."""
+    en = [c.source for c in english.cells if c.cell_type == "code"]
+    ja = [(c.get("id"), c.source) for c in japanese.cells
+          if c.cell_type == "code"]
+    if len(en) != len(ja):
+        return [f"{name}: {len(ja)} code cells, the English one has "
+                f"{len(en)}"]
+    return [f"{name}: code cell {cell_id} differs from the English one "
+            "beyond the documented rewrite (setup_notebook(lang=\"ja\"), "
+            "the ja extra)" for (cell_id, text), want in zip(ja, en)
+            if text != ja_code(want)]
+
+
+def ja_problems():
+    """Translation problems, and committed Japanese code cells that are not
+    the English ones (a hand edit): one line each, for `build --check`."""
+    import nbformat
+    found = [p for _, problems in ja_sources().values() for p in problems]
+    for folder, ja_folder in ((NOTEBOOKS, JA), (SOLUTIONS, JA_SOLUTIONS)):
+        for path in sorted(ja_folder.glob("*.ipynb")):
+            english = folder / path.name
+            if english.exists():
+                found += code_differences(
+                    nbformat.read(english, as_version=4),
+                    nbformat.read(path, as_version=4),
+                    f"notebooks/{path.relative_to(NOTEBOOKS).as_posix()}")
+    return found
+
+
+def ja_stale():
+    """For translators: each English cell to (re)translate, as a block to
+    paste into its .ja.md file (the English text in place of Japanese)."""
+    import jupytext
+    out = []
+    for path in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
+        ja = translation_path(path)
+        try:
+            blocks = read_translation(ja) if ja.exists() else []
+        except ValueError as error:  # fix the file first: say where
+            out.append(f"# notebooks/src/{error}\n")
+            continue
+        done = {number: recorded for number, recorded, _ in blocks}
+        for i, cell in enumerate(jupytext.read(path).cells):
+            if cell.cell_type != "markdown":
+                continue
+            wanted = cell_hash(cell.source)
+            if done.get(i) != wanted:
+                why = "stale" if i in done else "untranslated"
+                out.append(f"# {ja.name} ({why})\n"
+                           f"<!-- ja: cell {i} · en {wanted} -->\n"
+                           f"{cell.source}\n")
+    return out

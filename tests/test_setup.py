@@ -30,7 +30,8 @@ def environment_packages():
     for line in (ROOT / "environment.yml").read_text().splitlines():
         if re.match(r"^\w", line):  # a top-level key starts a new section
             in_dependencies = line.startswith("dependencies:")
-        match = re.match(r"^  - ([A-Za-z][\w.-]*)", line)  # its own entries
+        # its own entries, and those of its pip: list (not on conda-forge)
+        match = re.match(r"^(?:  |      )- ([A-Za-z][\w.-]*)", line)
         if in_dependencies and match and match.group(1) not in ("python", "pip"):
             name = _name(match.group(1))
             names.add(CONDA_NAMES.get(name, name))
