@@ -22,6 +22,8 @@ A cell tagged `train` (it trains, or reads what training made) or `plot`
 import inspect
 from pathlib import Path
 
+from kit.labels import say
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
@@ -213,9 +215,7 @@ def show(obj):
 
 def _not_done_yet(shell, etype, value, tb, tb_offset=None):
     """Learners see one line, not a traceback, for an unfinished exercise."""
-    print("⏸  Not done yet: this cell runs an exercise that still raises "
-          "NotImplementedError. Write it, run its cell, then run this one "
-          "again.")
+    print(say("not_done_yet"))
 
 
 def setup_notebook(seed=0):
@@ -244,5 +244,5 @@ def setup_notebook(seed=0):
         shell.set_custom_exc((NotImplementedError,), _not_done_yet)
     from kit.models import default_preset, one_cpu_thread, pick_device
     one_cpu_thread()
-    print(f"device: {pick_device()} · preset: {default_preset()}")
+    print(say("setup", device=pick_device(), preset=default_preset()))
 
