@@ -161,3 +161,12 @@ def test_grade_lang_ja_speaks_japanese(capsys):
     finally:
         i18n.set_language("en")
     assert "そのノートブックもフォルダーもありません" in capsys.readouterr().out
+
+
+def test_without_the_font_one_warning_says_how_to_get_it(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "matplotlib_fontja", None)  # missing
+    monkeypatch.setattr(labels, "_font_tried", False)
+    with pytest.warns(UserWarning, match="pip install matplotlib-fontja"):
+        labels.use_japanese_font()
+    labels.use_japanese_font()  # once: no second warning
