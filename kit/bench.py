@@ -23,8 +23,12 @@ from matplotlib.ticker import NullFormatter
 from transformers.utils import logging
 
 from kit import recipes
+from kit.labels import label, rjust, width
 from kit.live import LiveFigure
 
+# the table's columns: a heading (kit.labels) and its width
+COLUMNS = (("bench_k", 3), ("bench_calls", 15), ("bench_generation", 18),
+           ("bench_total", 13), ("bench_tokens", 9), ("bench_ratio", 16))
 KEYS = ("steps_per_generation", "generate_calls",
         "generation_seconds_per_step", "seconds_per_step", "tokens_per_second")
 
@@ -85,16 +89,19 @@ def _row(k, steps, runs):
 def table(rows):
     """The rows as a plain-text table, each k's generation cost against k=1."""
     base = {r["steps_per_generation"]: r for r in rows}.get(1)
-    lines = [f"{'k':>3} {'generate calls':>15} {'generation s/step':>18} "
-             f"{'total s/step':>13} {'tokens/s':>9} {'gen/step vs k=1':>16}"]
+    headings = [label(key) for key, _ in COLUMNS]
+    # a heading wider than its column (another language) widens it
+    widths = [max(columns, width(heading))
+              for heading, (_, columns) in zip(headings, COLUMNS)]
+    lines = [" ".join(map(rjust, headings, widths))]
     for r in rows:
         gen = r["generation_seconds_per_step"]
         ratio = "-" if base is None else (
             f"{gen / base['generation_seconds_per_step']:.2f}")
-        lines.append(
-            f"{r['steps_per_generation']:>3} {r['generate_calls']:>15} "
-            f"{gen:>18.4f} {r['seconds_per_step']:>13.4f} "
-            f"{r['tokens_per_second']:>9.0f} {ratio:>16}")
+        cells = [f"{r['steps_per_generation']}", f"{r['generate_calls']}",
+                 f"{gen:.4f}", f"{r['seconds_per_step']:.4f}",
+                 f"{r['tokens_per_second']:.0f}", ratio]
+        lines.append(" ".join(map(rjust, cells, widths)))
     return "\n".join(lines)
 
 
@@ -105,25 +112,26 @@ def plot(rows):
     figure = LiveFigure(figsize=(10, 3.6))
     cost_ax, calls_ax = figure.subplots(1, 2)
     generation = [r["generation_seconds_per_step"] for r in rows]
-    cost_ax.plot(ks, generation, "o-", label="generation, measured")
+    cost_ax.plot(ks, generation, "o-", label=label("bench_measured"))
     cost_ax.plot(ks, [r["seconds_per_step"] for r in rows], "s-",
-                 label="whole step, measured")
+                 label=label("bench_whole"))
     cost_ax.plot(ks, [generation[0] * ks[0] / k for k in ks], "k--",
-                 label="generation, ideal 1/k")
-    cost_ax.set(yscale="log", ylabel="seconds per optimizer step",
-                title="cost per step (median of runs)")
+                 label=label("bench_ideal"))
+    cost_ax.set(yscale="log", ylabel=label("bench_seconds"),
+                title=label("bench_cost_title"))
     cost_ax.legend(fontsize="small")
     calls = [r["generate_calls"] for r in rows]
     calls_ax.plot(ks, calls, "o-")
     for k, n in zip(ks, calls):
         calls_ax.annotate(str(n), (k, n), (0, 6), textcoords="offset points")
-    calls_ax.set(ylim=(0, max(calls) * 1.2), ylabel="generate() calls",
-                 title="generate() calls in a run")
+    calls_ax.set(ylim=(0, max(calls) * 1.2),
+                 ylabel=label("bench_calls_axis"),
+                 title=label("bench_calls_title"))
     for ax in (cost_ax, calls_ax):
         ax.set_xscale("log", base=2)
         ax.set_xticks(ks, [str(k) for k in ks])
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("steps_per_generation k")
+        ax.set_xlabel(label("bench_xlabel"))
     figure.tight_layout()
     return figure
 
@@ -144,20 +152,19 @@ def main(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, as_json=False,
         plot_path.parent.mkdir(parents=True, exist_ok=True)
         plot(rows).savefig(plot_path, dpi=100)
     except OSError as error:
-        print(f"bench: could not save the plot to {plot_path} ({error}); "
-              f"give --plot a writable path", file=sys.stderr)
+        print(label("bench_not_saved", path=plot_path, error=error),
+              file=sys.stderr)
         return 1
     if as_json:
         return 0
-    print(f"plot saved to {plot_path}")
+    print(label("bench_saved", path=plot_path))
     by_k = {r["steps_per_generation"]: r for r in rows}
     base, top = by_k.get(1, by_k[min(by_k)]), by_k[max(by_k)]
     if top is not base:
         k0, k = base["steps_per_generation"], top["steps_per_generation"]
         ratio = (top["generation_seconds_per_step"]
                  / base["generation_seconds_per_step"])
-        print(f"Generation per step at k={k} is {ratio:.2f} of k={k0}'s, "
-              f"against an ideal 1/k of {k0 / k:.3f} "
-              f"({top['generate_calls']} generate() calls instead of "
-              f"{base['generate_calls']}).")
+        print(label("bench_verdict", k=k, k0=k0, ratio=ratio,
+                    ideal=k0 / k, calls=top["generate_calls"],
+                    base_calls=base["generate_calls"]))
     return 0

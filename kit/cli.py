@@ -6,6 +6,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from kit import i18n
+
 
 def positive_int(text):
     """argparse type: a whole number >= 1 (0 and -5 are refused)."""
@@ -142,6 +144,8 @@ def _report_paths(args):
 
 def _grade(args):
     from kit import grade, outputs
+    if args.lang:  # the report, and the kernels' checkers, speak it
+        i18n.set_language(args.lang)
     try:
         csv_path, html_path = _report_paths(args)
     except outputs.Refused as error:  # printed as grade prints its errors
@@ -226,6 +230,9 @@ def parser():
     grade.add_argument("--all-cells", action="store_true",
                        help="also run the cells tagged train or plot "
                             "(no check needs them; skipped by default)")
+    grade.add_argument("--lang", choices=i18n.LANGUAGES, default=None,
+                       help="the reports' language (default: KIT_LANG, "
+                            "else en)")
 
     bench = commands.add_parser(
         "bench", help="time GRPO's generation at several steps_per_generation")

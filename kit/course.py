@@ -22,6 +22,8 @@ A cell tagged `train` (it trains, or reads what training made) or `plot`
 import inspect
 from pathlib import Path
 
+from kit.labels import say
+
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
@@ -230,23 +232,14 @@ def show(obj):
 
 def _not_done_yet(shell, etype, value, tb, tb_offset=None):
     """Learners see one line, not a traceback, for an unfinished exercise."""
-    print("⏸  Not done yet: this cell runs an exercise that still raises "
-          "NotImplementedError. Write it, run its cell, then run this one "
-          "again.")
+    print(say("not_done_yet"))
 
 
 def japanese_figures():
-    """Make matplotlib draw Japanese text with a Japanese font, when the
-    `ja` extra's matplotlib-fontja is installed (no CJK font ships with
-    matplotlib or Colab: without one, Japanese labels are empty boxes)."""
-    try:
-        import matplotlib_fontja
-    except ImportError:
-        print("Japanese text in figures needs a font: "
-              "pip install matplotlib-fontja")
-        return False
-    matplotlib_fontja.japanize()
-    return True
+    """Let matplotlib draw Japanese text (kit.labels.use_japanese_font):
+    True when the `ja` extra's font is installed."""
+    from kit.labels import use_japanese_font
+    return use_japanese_font()
 
 
 def setup_notebook(seed=0, lang="en"):
@@ -284,7 +277,7 @@ def setup_notebook(seed=0, lang="en"):
         shell.set_custom_exc((NotImplementedError,), _not_done_yet)
     from kit.models import default_preset, one_cpu_thread, pick_device
     one_cpu_thread()
-    print(f"device: {pick_device()} · preset: {default_preset()}")
+    print(say("setup", device=pick_device(), preset=default_preset()))
 
 
 

@@ -21,10 +21,12 @@ import torch
 from matplotlib.figure import Figure
 
 from kit import losses
+from kit.labels import fonts, label, width
 from kit.live import LiveFigure, headless
 
 # The panels each explorer draws, left to right (the build checks that the
-# notebooks' prose speaks only of these).
+# notebooks' prose speaks only of these). English names: the titles drawn
+# say them in the current language (kit.labels).
 PANELS = {
     "explore_ga_split": ("each token's share of the gradient",),
     "explore_dpo": ("loss of one pair", "gradient weight on each log-prob"),
@@ -119,17 +121,16 @@ def draw_ga_split(figure, split="1+3"):
     colors = [f"C{m}" for m in data["micro_of_token"]]
     mean, exact = data["mean ÷ GA"], data["sum / num_items_in_batch"]
     ax.bar(x - 0.2, mean["weights"], 0.4, color=colors, alpha=0.45,
-           label=f"mean ÷ GA: ×{mean['size']:.2f}, off {mean['off']:.0%}")
+           label=label("ga_mean", size=mean["size"], off=mean["off"]))
     ax.bar(x + 0.2, exact["weights"], 0.4, color=colors,
-           label=f"sum / num_items_in_batch: off {exact['off']:.0%}")
+           label=label("ga_exact", off=exact["off"]))
     ax.axhline(data["one big batch"]["weights"][0], color="k", ls="--",
-               label="one big batch: 1/N each")
+               label=label("ga_big"))
     rows = data["row_of_token"]
     ax.set_xticks(x.tolist(), [f"r{r}" for r in rows])
-    ax.set(xlabel="labelled tokens (r = row; colour = micro-batch)",
-           ylabel="weight in the gradient",
-           title=f"micro-batches {split}: each token's share of the "
-                 f"accumulated gradient (N = {data['num_items_in_batch']})")
+    ax.set(xlabel=label("ga_xlabel"), ylabel=label("ga_ylabel"),
+           title=label("ga_title", split=split,
+                       n=data["num_items_in_batch"]))
     ax.set_ylim(0, 0.5)
     ax.legend(fontsize="small", loc="upper right")
     figure.tight_layout()
@@ -185,20 +186,21 @@ def draw_dpo_weights(figure, beta=0.1, loss_type="sigmoid"):
     figure.clear()
     loss_ax, weight_ax = figure.subplots(1, 2)
     h = data["margins"]
-    loss_ax.plot(h, data["loss"], "C0", label=f"kit: {loss_type}")
-    loss_ax.plot(h, data["snippet_loss"], "C3--", label="published snippet")
-    loss_ax.set(title="loss of one pair", ylim=(0, 8),
-                xlabel="margin (π_c − ref_c) − (π_r − ref_r)")
-    weight_ax.plot(h, data["chosen"], "C0", label="chosen ↑ (kit)")
+    loss_ax.plot(h, data["loss"], "C0",
+                 label=label("dpo_kit", loss_type=loss_type))
+    loss_ax.plot(h, data["snippet_loss"], "C3--", label=label("dpo_snippet"))
+    loss_ax.set(title=label("dpo_loss_title"), ylim=(0, 8),
+                xlabel=label("dpo_margin_long"))
+    weight_ax.plot(h, data["chosen"], "C0", label=label("dpo_chosen_kit"))
     weight_ax.plot(h, data["rejected"], "C1", ls=":", lw=3,
-                   label="rejected ↓ (kit)")
+                   label=label("dpo_rejected_kit"))
     weight_ax.plot(h, data["snippet_chosen"], "C3--",
-                   label="chosen ↑ (snippet)")
+                   label=label("dpo_chosen_snippet"))
     weight_ax.plot(h, data["snippet_rejected"], "C5--",
-                   label="rejected ↓ (snippet)")
-    weight_ax.set(title=f"gradient weight on each log-prob, "
-                        f"β = {beta:{BETA_FORMAT}}",
-                  xlabel="margin", ylim=(0, 1.05))
+                   label=label("dpo_rejected_snippet"))
+    weight_ax.set(title=label("dpo_weight_title",
+                              beta=f"{beta:{BETA_FORMAT}}"),
+                  xlabel=label("dpo_margin"), ylim=(0, 1.05))
     for ax in (loss_ax, weight_ax):
         ax.legend(fontsize="small")
     figure.tight_layout()
@@ -284,21 +286,20 @@ def draw_sampler_plan(figure, per_device_train_batch_size=8,
     for m, j in enumerate(plan["slice"]):  # the slice this micro-step trains
         ax.add_patch(_box(j * B - 0.5, m - 0.5, B, 1))
         if j == 0:
-            ax.text(-0.8, m, "generate() ▶", ha="right", va="center",
+            ax.text(-0.8, m, label("sampler_generate"), ha="right",
+                    va="center",
                     fontsize="small", color="C3")
     for m, step in enumerate(plan["optimizer_step"]):
         if m and step != plan["optimizer_step"][m - 1]:
             ax.axhline(m - 0.5, color="k", lw=1.5)
     ax.set_yticks(range(plan["micro_steps"]),
-                  [f"step {s} · slice {j}" for s, j in
+                  [label("sampler_row", step=s, slice=j) for s, j in
                    zip(plan["optimizer_step"], plan["slice"])])
     ax.yaxis.tick_right()
-    ax.set_xlabel(f"the dataloader's batch: per_device_train_batch_size × k "
-                  f"= {B * k} rows (colour = prompt; G in a row)")
+    ax.set_xlabel(label("sampler_xlabel", rows=B * k))
     GA, N = gradient_accumulation_steps, max_steps
-    ax.set_title(f"generate calls = N·GA/k = {N}·{GA}/{k} → "
-                 f"{plan['generate_calls']}; the box: the slice each "
-                 "micro-step trains on")
+    ax.set_title(label("sampler_title", N=N, GA=GA, k=k,
+                       calls=plan["generate_calls"]))
     figure.tight_layout()
     return figure
 
@@ -344,15 +345,16 @@ def draw_clip_surrogate(figure, epsilon=0.2, advantage="A > 0"):
     ax = figure.subplots()
     rho = data["ratios"]
     ax.axvspan(1 - epsilon, 1 + epsilon, color="0.9",
-               label=f"[1 − ε, 1 + ε], ε = {epsilon:g}")
-    ax.plot(rho, data["unclipped"], "0.5", ls="--", label="−ρA (no clip)")
-    ax.plot(rho, data["loss"], "C0", lw=2.5, label="−min(ρA, clip(ρ)A)")
+               label=label("clip_band", epsilon=epsilon))
+    ax.plot(rho, data["unclipped"], "0.5", ls="--",
+            label=label("clip_unclipped"))
+    ax.plot(rho, data["loss"], "C0", lw=2.5, label=label("clip_loss"))
     flat = [r for r, g in zip(rho, data["gradient"]) if g == 0]
     if flat:
         ax.plot(flat, [data["loss"][rho.index(r)] for r in flat], "C3.",
-                ms=4, label="gradient 0: no credit for moving further")
-    ax.set(xlabel="ratio ρ = π / π_old", ylabel="loss of one token",
-           title=f"GRPO's clipped surrogate, {advantage} (A = {A:+g})",
+                ms=4, label=label("clip_flat"))
+    ax.set(xlabel=label("clip_xlabel"), ylabel=label("clip_ylabel"),
+           title=label("clip_title", advantage=advantage, A=A),
            ylim=(-2.2, 2.2))
     ax.legend(fontsize="small", loc="lower left" if A > 0 else "upper left")
     figure.tight_layout()
@@ -376,6 +378,7 @@ class Explorer:
     def __init__(self, draw, controls, size=(9, 3.6)):
         import ipywidgets as widgets
         self.draw, self.controls = draw, controls
+        fonts()
         self.figure = Figure(figsize=size)
         self.image = widgets.Image(format="png")
         self.draws = 0
@@ -408,16 +411,17 @@ def _show(draw, controls, size=(9, 3.6)):
     return Explorer(draw, controls, size)
 
 
-# A slider's width: its label (about 8 px a character), a track, a readout.
+# A slider's width: its label (about 8 px a column; a CJK character takes
+# two), a track, a readout.
 TRACK_PX, READOUT_PX = 200, 60
 
 
 def _slider(kind, description, **kwargs):
     """A slider whose label never eats its track: fixed widths, no shrink."""
     import ipywidgets as widgets
-    label = max(24, 8 * len(description))
-    style = {"description_width": f"{label}px"}
-    layout = {"width": f"{label + TRACK_PX + READOUT_PX}px",
+    label_px = max(24, 8 * width(description))
+    style = {"description_width": f"{label_px}px"}
+    layout = {"width": f"{label_px + TRACK_PX + READOUT_PX}px",
               "flex": "0 0 auto"}
     return getattr(widgets, kind)(description=description, style=style,
                                   layout=layout, continuous_update=False,
@@ -427,7 +431,8 @@ def _slider(kind, description, **kwargs):
 def explore_ga_split():
     """01: split 4 rows into micro-batches; see each token's weight."""
     return _show(draw_ga_split, {"split": _slider(
-        "SelectionSlider", "micro-batches", options=GA_SPLITS, value="1+3")})
+        "SelectionSlider", label("ga_slider"), options=GA_SPLITS,
+        value="1+3")})
 
 
 def explore_dpo():

@@ -47,7 +47,8 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from tqdm import tqdm
 
 import kit
-from kit import gradebook, grade_kernel
+from kit import gradebook, grade_kernel, i18n
+from kit.report_text import say
 from kit.checks import EXERCISES
 
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([\w.-]+)["']""")
@@ -105,11 +106,11 @@ def find_submissions(paths):
         elif given.exists():
             found.append(given)
         else:
-            raise CannotGrade(f"no such notebook or folder: {given}")
+            raise CannotGrade(say("no_such_path", path=given))
     unique = list({p.resolve(): p for p in found}.values())
     if not unique:
-        raise CannotGrade(f"no notebooks in {', '.join(map(str, paths))} "
-                          "(solutions/ and .ipynb_checkpoints/ are skipped)")
+        raise CannotGrade(say("no_notebooks",
+                              paths=", ".join(map(str, paths))))
     if len(paths) == 1 and not Path(paths[0]).is_dir():
         return [(str(unique[0]), unique[0])]
     absolute = [p.resolve() for p in unique]
@@ -176,7 +177,9 @@ def _kernel_env(work, token):
     env = {k: v for k, v in os.environ.items()
            if k in KERNEL_ENV or k.startswith("LC_")}
     # runs/ inside the submission's own folder: two kernels never share one
+    # the kernel's checkers speak the report's language (kit.i18n)
     env.update(KIT_GRADE_FILE=str(work / "grades.jsonl"), KIT_HEADLESS="1",
+               KIT_LANG=i18n.language(),
                KIT_GRADE_RUN=token, KIT_RUNS=str(work / "cwd" / "runs"),
                HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"),
                PYTHONPATH=os.pathsep.join(
@@ -226,8 +229,7 @@ def start_zygote():
             raise OSError((ready[0] or b"it did not get ready").decode(
                 "utf-8", "replace").strip())
     except OSError as error:
-        print(f"kit grade: warm kernels unavailable ({error}), starting "
-              "each kernel cold", file=sys.stderr)
+        print(say("warm_unavailable", error=error), file=sys.stderr)
         _zygote.clear()
         _stop_zygote_parts(process, folder, token)
         return
@@ -370,32 +372,29 @@ def _exercise_rows(ids, in_code, verdicts, error):
 
 def _not_a_notebook(error):
     if isinstance(error, UnicodeDecodeError):
-        return "not a notebook: binary, not JSON text"
+        return say("binary")
     if isinstance(error, OSError):
-        return f"cannot read it: {error.strerror}"
+        return say("unreadable", why=error.strerror)
     first = (str(error).strip().splitlines() or [""])[0][:100]
     if isinstance(error, ValueError) and type(error) is ValueError:
-        return f"not a notebook: {first}"
-    return f"not a notebook: {type(error).__name__}: {first}"
+        return say("not_a_notebook", why=first)
+    return say("not_a_notebook", why=f"{type(error).__name__}: {first}")
 
 
 def _stopped_because(stopped, notebook, timeout):
     """The one line that says why a run stopped."""
     cell = getattr(stopped, "cell", 0)
-    where = f"cell {cell}"
+    where = say("cell", n=cell)
     if 0 < cell <= len(notebook.cells):
         where += f" (`{first_line(notebook.cells[cell - 1])}`)"
     if isinstance(stopped, CellTimeoutError):
-        return (f"{where} ran past the time limit ({timeout} s per cell): "
-                "raise it with --timeout")
+        return say("timeout", where=where, timeout=timeout)
     if isinstance(stopped, DeadKernelError):
-        return (f"the kernel died in {where} (a crash or out of memory), "
-                "no time limit was hit")
+        return say("dead_kernel", where=where)
     if isinstance(stopped, OutputLimit):
-        return (f"{where} printed more than {OUTPUT_LIMIT:,} characters "
-                "(all cells together), so the run was stopped")
+        return say("output_limit", where=where, limit=OUTPUT_LIMIT)
     first = (str(stopped).strip().splitlines() or [""])[0][:200]
-    return f"could not run it: {type(stopped).__name__}: {first}"
+    return say("could_not_run", why=f"{type(stopped).__name__}: {first}")
 
 
 def grade_one(label, path, timeout, all_cells=False):
@@ -405,8 +404,8 @@ def grade_one(label, path, timeout, all_cells=False):
     try:
         _grade_into(card, path, timeout, all_cells)
     except Exception as error:  # one broken submission must not stop a class
-        card["error"] = (f"could not grade it: {type(error).__name__}: "
-                         f"{str(error)[:200]}")
+        card["error"] = say("grader_failed", why=f"{type(error).__name__}: "
+                                                f"{str(error)[:200]}")
     card["passed"] = sum(r["status"] == "passed" for r in card["exercises"])
     card["total"] = len(card["exercises"])
     return card
@@ -429,7 +428,7 @@ def _grade_into(card, path, timeout, all_cells):
                                          if i in EXERCISES]
     if not ids and not any(ANY_CHECK.search(c.source)
                            for c in notebook.cells if c.cell_type == "code"):
-        card["error"] = "no exercises found: no check(...) calls"
+        card["error"] = say("no_checks")
         return
     if _stopping.is_set():
         raise KeyboardInterrupt
@@ -441,7 +440,7 @@ def _grade_into(card, path, timeout, all_cells):
     card["exercises"] = _exercise_rows(ids, in_code, records(lines, ids),
                                        card["error"])
     if not card["exercises"] and not card["error"]:
-        card["error"] = "no exercises found: no check(...) call ran"
+        card["error"] = say("no_check_ran")
 
 
 def _stop_running_kernels():
@@ -554,9 +553,8 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
         reports.write(cards)
         kept = ", ".join(str(p) for p, _ in reports.targets
                          if p not in reports.failed)
-        said = (f"Interrupted: {len(cards)} of {len(submissions)} "
-                "submissions graded" + (f", kept in {kept}" if kept else "")
-                + ".")
+        said = say("interrupted", graded=len(cards), total=len(submissions),
+                   kept=say("kept_in", paths=kept) if kept else "")
         print(json.dumps({"error": said, "summary": summary,
                           "submissions": cards}, indent=1,
                          ensure_ascii=False) if as_json
@@ -570,7 +568,7 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
     else:
         graded = sum(card["error"] is None for card in cards)
         print(json.dumps({
-            "error": None if graded else "no submission could be graded",
+            "error": None if graded else say("none_graded"),
             "summary": summary, "submissions": cards},
             indent=1, ensure_ascii=False) if as_json
             else gradebook.class_summary(cards, summary))
@@ -578,6 +576,6 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
     # the reports' trouble comes after the summary: a bad path loses
     # nothing shown
     for path, why in reports.failed.items():
-        print(f"could not write {path}: {why}", file=sys.stderr)
+        print(say("not_written", path=path, why=why), file=sys.stderr)
         code = 2 if code != 130 else code
     return code

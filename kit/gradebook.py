@@ -20,6 +20,8 @@ from collections import Counter
 from html import escape
 from pathlib import Path, PurePath
 
+from kit.report_text import chart_font, say, status
+
 MARKS = {"passed": "✅", "failed": "❌", "not attempted": "⏸ ",
          "not graded": "⚠️"}
 # the page's marks: plain symbols every font has (emoji may show as boxes)
@@ -43,12 +45,12 @@ def complete(card):
 
 
 def attempts(n):
-    return f"{n} attempt" + ("" if n == 1 else "s")
+    return say("attempt" if n == 1 else "attempts", n=n)
 
 
 def headline(cards):
-    return (f"Graded {sum(map(complete, cards))} of {len(cards)} "
-            "submissions.")
+    return say("headline", complete=sum(map(complete, cards)),
+               total=len(cards))
 
 
 def write_whole(path, text, newline=None):
@@ -90,11 +92,12 @@ def summarise(cards):
 
 def summary_line(line):
     """'dpo_loss ★★: 18/30 passed, 9 failed, 3 not attempted; x ×7'."""
-    text = (f"{line['id']} {_stars(line['stars'])}: {line['passed']}/"
-            f"{line['submissions']} passed, {line['failed']} failed, "
-            f"{line['not attempted']} not attempted")
+    text = f"{line['id']} {_stars(line['stars'])}: " + say(
+        "summary_counts", passed=line["passed"],
+        submissions=line["submissions"], failed=line["failed"],
+        not_attempted=line["not attempted"])
     if line["not graded"]:
-        text += f", {line['not graded']} not graded"
+        text += say("summary_not_graded", n=line["not graded"])
     if line["mistakes"]:
         text += "; " + ", ".join(f"{mistake} ×{count}"
                                  for mistake, count in line["mistakes"][:3])
@@ -104,19 +107,23 @@ def summary_line(line):
 def scorecard(card):
     """One submission, for the terminal."""
     if card["error"] and not card["exercises"]:
-        return f"could not grade {card['submission']}: {card['error']}"
-    lines = [f"Scorecard for {card['submission']}"]
+        return say("could_not_grade", submission=card["submission"],
+                   error=card["error"])
+    lines = [say("scorecard", submission=card["submission"])]
     for row in card["exercises"]:
         mistake = f" ({row['mistake']})" if row["mistake"] else ""
         lines.append(f"  {MARKS.get(row['status'], '?')} {row['id']:<24} "
-                     f"{_stars(row['stars']):<4} {row['status']}{mistake}")
+                     f"{_stars(row['stars']):<4} {status(row['status'])}"
+                     f"{mistake}")
         if row["status"] == "failed" and row["message"]:
             lines.append(f"       {row['message']}")
     if card["error"]:
-        lines.append(f"  could not grade {card['submission']}: "
-                     f"{card['error']}")
+        lines.append("  " + say("could_not_grade",
+                                submission=card["submission"],
+                                error=card["error"]))
     else:
-        lines.append(f"  {card['passed']}/{card['total']} passed")
+        lines.append("  " + say("score", passed=card["passed"],
+                                total=card["total"]))
     return "\n".join(lines)
 
 
@@ -126,7 +133,7 @@ def class_summary(cards, summary):
     lines += ["  " + summary_line(line) for line in summary]
     broken = [card for card in cards if card["error"]]
     if broken:
-        lines.append("Errors (the grades made before them are kept):")
+        lines.append(say("errors"))
         lines += [f"  {card['submission']}: {card['error']}"
                   for card in broken]
     return "\n".join(lines)
@@ -161,6 +168,7 @@ def write_csv(cards, summary, path):
 def pass_rate_chart(summary):
     """A horizontal bar chart of pass rates, as base64 PNG text."""
     from matplotlib.figure import Figure  # no pyplot: safe off the main thread
+    chart_font()
     figure = Figure(figsize=(7, 0.45 * len(summary) + 1.2), dpi=100)
     axes = figure.subplots()
     names = [f"{line['id']} {_stars(line['stars'])}" for line in summary]
@@ -172,7 +180,7 @@ def pass_rate_chart(summary):
     axes.set_yticks(range(len(names)), names, parse_math=False)
     axes.invert_yaxis()  # worst on top, as in the tables
     axes.set_xlim(0, 100)
-    axes.set_xlabel("passed (% of submissions)")
+    axes.set_xlabel(say("chart_xlabel"))
     for y, (rate, line) in enumerate(zip(rates, summary)):
         axes.text(min(rate + 1, 88), y, f"{line['passed']}/"
                   f"{line['submissions']}", va="center")
@@ -220,10 +228,11 @@ def _catalogue(exercise_id, mistake_id):
 
 def _chart(summary):
     try:
-        return ('<img alt="pass rate per exercise" src="data:image/png;'
-                f'base64,{pass_rate_chart(summary)}">')
+        return (f'<img alt="{escape(say("chart_alt"))}" '
+                f'src="data:image/png;base64,{pass_rate_chart(summary)}">')
     except Exception as error:  # the numbers matter more than the picture
-        return f'<p class="muted">(no chart: {escape(str(error))})</p>'
+        return (f'<p class="muted">'
+                f'{escape(say("no_chart", error=error))}</p>')
 
 
 def _mistakes_table(cards):
@@ -233,8 +242,9 @@ def _mistakes_table(cards):
             for mistake in row["mistakes"]:
                 counts[row["id"], mistake] += 1
     if not counts:
-        return "<p>None named.</p>"
-    return _table(["mistake", "exercise", "submissions", "what it is"],
+        return f"<p>{escape(say('none_named'))}</p>"
+    return _table([say("mistake"), say("exercise"), say("submissions"),
+                   say("what_it_is")],
                   [[_cell(m), _cell(e), _cell(n),
                     _cell(_catalogue(e, m), "muted")]
                    for (e, m), n in counts.most_common()])
@@ -261,11 +271,12 @@ def _student_row(card, ids, name):
 
 def html_page(cards, summary):
     """One self-contained page: summary, chart, mistakes, students."""
-    parts = [f"<h1>Class report</h1><p>{escape(headline(cards))} "
-             "Worst first: re-teach from the top.</p>"]
-    parts.append("<h2>Exercises</h2>" + _table(
-        ["exercise", "passed", "failed", "not attempted", "not graded",
-         "most common mistakes"],
+    parts = [f"<h1>{escape(say('title'))}</h1><p>{escape(headline(cards))}"
+             f" {escape(say('worst_first'))}</p>"]
+    parts.append(f"<h2>{escape(say('exercises'))}</h2>" + _table(
+        [say("exercise")] + [status(word) for word in (
+            "passed", "failed", "not attempted", "not graded")]
+        + [say("most_common")],
         [[_cell(f"{line['id']} {_stars(line['stars'])}"),
           _cell(f"{line['passed']}/{line['submissions']}"),
           _cell(line["failed"]), _cell(line["not attempted"]),
@@ -274,7 +285,8 @@ def html_page(cards, summary):
          for line in summary]))
     if summary:
         parts.append(_chart(summary))
-    parts.append("<h2>Named mistakes</h2>" + _mistakes_table(cards))
+    parts.append(f"<h2>{escape(say('named_mistakes'))}</h2>"
+                 + _mistakes_table(cards))
     ids = [line["id"] for line in summary]
     # lowest score first, as the score column shows; at a tie, errors first
     students = sorted(cards, key=lambda c: (c["passed"], not c["error"],
@@ -285,14 +297,16 @@ def html_page(cards, summary):
     rows = [_student_row(card, ids, str(PurePath(card["submission"]).parent)
                          if same_file else card["submission"])
             for card in students]
-    common = f" (each {same_file})" if same_file else ""
+    common = say("each_file", file=same_file) if same_file else ""
+    legend = escape(say("legend"), quote=False)
     parts.append(
-        f"<h2>Students{escape(common)}</h2><p class=\"muted\">✓ passed, ✗ "
-        "failed (with the named mistake), – not attempted, ? not graded; "
-        "hover a cell for the checker's message.</p>" + _table(
-            ["submission", "score"] + ids + ["error"], rows, "students"))
+        f"<h2>{escape(say('students') + common)}</h2>"
+        f"<p class=\"muted\">{legend}</p>" + _table(
+            [say("submission"), say("score_column")] + ids
+            + [say("error")], rows, "students"))
     return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
-            f"<title>Class report</title><style>{STYLE}</style></head>"
+            f"<title>{escape(say('title'))}</title><style>{STYLE}</style>"
+            "</head>"
             f"<body>{''.join(parts)}</body></html>")
 
 

@@ -14,6 +14,8 @@ import time
 from matplotlib.figure import Figure
 from transformers import TrainerCallback
 
+from kit.labels import PLOTS, fonts, label
+
 
 def headless():
     """True under nbval, pytest or `kit grade`: draw once, at the end."""
@@ -47,13 +49,14 @@ def generates(log_history):
 
 # Why GRPO's loss hovers at 0, said where the learner looks for it, and
 # only while it does: off-policy slices (k > 1) swing it away from 0.
-GRPO_LOSS_NOTE = "GRPO's loss is ≈ 0: advantages average 0 in a group"
+GRPO_LOSS_NOTE = PLOTS["en"]["grpo_loss_note"]  # its words: kit.labels
 NEAR_ZERO = 0.05  # |loss| at most this at every log: "≈ 0" is true
 
 
 def panels(metrics=(), generates=False):
     """The live plot's panel names, left to right (the build checks that
-    the notebooks' prose speaks only of these)."""
+    the notebooks' prose speaks only of these). English: the titles drawn
+    are these, in the current language (kit.labels)."""
     metrics = (metrics,) if isinstance(metrics, str) else tuple(metrics)
     return ("loss",) + ((", ".join(metrics),) if metrics else ()) + (
         ("generation",) if generates else ())
@@ -103,10 +106,11 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
         steps, values = _series(log_history, key)
         if steps:
             _plot(loss_ax, steps, values, style, label=key)
-    loss_ax.set(title="loss", xlabel="optimizer step")
+    loss_ax.set(title=label("loss"), xlabel=label("optimizer_step"))
     if generates(log_history) and _near_zero(log_history):
-        loss_ax.text(0.02, 0.03, GRPO_LOSS_NOTE, transform=loss_ax.transAxes,
-                     fontsize="small", color="0.35")
+        loss_ax.text(0.02, 0.03, label("grpo_loss_note"),
+                     transform=loss_ax.transAxes, fontsize="small",
+                     color="0.35")
     _share(loss_ax, histories, ("loss", "eval_loss"))
 
     if metrics:
@@ -119,7 +123,8 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
             if steps:
                 ax.plot(steps, values, "o--", color=color,
                         label=plain("eval_" + key))
-        ax.set(title=plain(", ".join(metrics)), xlabel="optimizer step")
+        ax.set(title=plain(", ".join(metrics)),
+               xlabel=label("optimizer_step"))
         _share(ax, histories, metrics + tuple("eval_" + k for k in metrics))
 
     for ax in figure.axes:  # the generation panel makes its own legend
@@ -159,15 +164,17 @@ def _draw_generation(ax, log_history, histories):
     steps, seconds, per_step = _generation_cost(log_history)
     calls = _series(log_history, "generation/calls")[1]
     _plot(ax, [0] + steps, [0.0] + seconds, "C3-", drawstyle="steps-post",
-          label="cumulative")
-    ax.set(title=f"generate(): {int(calls[-1])} calls, {seconds[-1]:.2f} s",
-           xlabel="optimizer step", ylabel="seconds in generate()")
+          label=label("cumulative"))
+    ax.set(title=label("generation_title", calls=int(calls[-1]),
+                       seconds=seconds[-1]),
+           xlabel=label("optimizer_step"),
+           ylabel=label("seconds_in_generate"))
     top = max(max(_generation_cost(h)[1], default=0) for h in histories)
     ax.set_ylim(0, 1.05 * top or 1)
     light = ax.twinx()  # per-step cost is noisy on a busy CPU: a light line
     light.plot(steps, per_step, color="0.6", lw=0.8, alpha=0.6,
-               label="per step (right)")
-    light.set_ylabel("per step", color="0.5")
+               label=label("per_step_right"))
+    light.set_ylabel(label("per_step"), color="0.5")
     light.tick_params(axis="y", colors="0.5")
     top = max(max(_generation_cost(h)[2], default=0) for h in histories)
     light.set_ylim(0, 1.05 * top or 1)
@@ -182,6 +189,10 @@ class LiveFigure(Figure):
     It is not registered with pyplot, so Jupyter never shows it a second
     time when a cell ends, and it needs no particular matplotlib backend.
     """
+
+    def __init__(self, *args, **kwargs):
+        fonts()  # before its texts exist: they take the font of their birth
+        super().__init__(*args, **kwargs)
 
     def _repr_png_(self):
         buffer = io.BytesIO()
@@ -202,11 +213,13 @@ def _clock(seconds):
 def progress(step, max_steps, elapsed, ended=False):
     """'step 120 / 400 · 0:12 elapsed · 0:28 left' (no guess at step 0);
     a run that `ended` before max_steps says it stopped there."""
-    text = f"step {step} / {max_steps} · {_clock(elapsed)} elapsed"
+    text = label("progress", step=step, max_steps=max_steps,
+                 elapsed=_clock(elapsed))
     if ended and step < max_steps:
-        return f"stopped at {text}"
+        return label("stopped_at", text=text)
     if 0 < step < max_steps:
-        text += f" · {_clock(elapsed / step * (max_steps - step))} left"
+        text = label("progress_left", text=text, left=_clock(
+            elapsed / step * (max_steps - step)))
     return text
 
 
@@ -305,17 +318,18 @@ def compare_generation_cost(histories):
     """
     figure = LiveFigure(figsize=(6, 3.6))
     ax = figure.subplots()
-    for label, history in histories.items():
+    for name, history in histories.items():
         steps, seconds = _series(history, "generation/seconds")
         calls = _series(history, "generation/calls")[1]
         ax.step([0] + steps, [0.0] + seconds, where="post",
-                label=f"{label}: {int(calls[-1]) if calls else 0} calls")
-    ax.set(title="time spent in generate()", xlabel="optimizer step",
-           ylabel="seconds, cumulative")
+                label=label("run_calls", label=name,
+                            calls=int(calls[-1]) if calls else 0))
+    ax.set(title=label("compare_title"), xlabel=label("optimizer_step"),
+           ylabel=label("seconds_cumulative"))
     if histories:
         ax.legend(fontsize="small")
     else:
-        ax.text(0.5, 0.5, "no runs yet", ha="center", va="center",
+        ax.text(0.5, 0.5, label("no_runs"), ha="center", va="center",
                 transform=ax.transAxes)
     figure.tight_layout()
     return figure

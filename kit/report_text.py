@@ -1,0 +1,159 @@
+"""What `kit grade` says to an instructor, in English and Japanese.
+
+One table for the terminal scorecard and class summary, the HTML report
+(`kit.gradebook`) and the grader's own lines (`kit.grade`: why a notebook
+could not be graded), shaped for `kit.i18n`. A separate table from the
+plots' (`kit.labels`): an instructor reads these, about submissions, not a
+learner about training.
+
+Status words are data in the cards, the JSON and the CSV ("passed",
+"failed", "not attempted", "not graded"): only what is shown is
+translated, with `status(word)`. Exercise and mistake ids stay as they are.
+"""
+
+from kit import i18n
+
+REPORT = {"en": {
+    # status words as shown (keys: the statuses check() records)
+    "passed": "passed",
+    "failed": "failed",
+    "not attempted": "not attempted",
+    "not graded": "not graded",
+    # the terminal
+    "attempt": "{n} attempt",
+    "attempts": "{n} attempts",
+    "headline": "Graded {complete} of {total} submissions.",
+    "summary_counts": "{passed}/{submissions} passed, {failed} failed, "
+                      "{not_attempted} not attempted",
+    "summary_not_graded": ", {n} not graded",
+    "scorecard": "Scorecard for {submission}",
+    "could_not_grade": "could not grade {submission}: {error}",
+    "score": "{passed}/{total} passed",
+    "errors": "Errors (the grades made before them are kept):",
+    # the HTML page
+    "chart_xlabel": "passed (% of submissions)",
+    "chart_alt": "pass rate per exercise",
+    "no_chart": "(no chart: {error})",
+    "title": "Class report",
+    "worst_first": "Worst first: re-teach from the top.",
+    "exercises": "Exercises",
+    "exercise": "exercise",
+    "most_common": "most common mistakes",
+    "named_mistakes": "Named mistakes",
+    "none_named": "None named.",
+    "mistake": "mistake",
+    "submissions": "submissions",
+    "what_it_is": "what it is",
+    "students": "Students",
+    "each_file": " (each {file})",
+    "legend": "✓ passed, ✗ failed (with the named mistake), – not "
+              "attempted, ? not graded; hover a cell for the checker's "
+              "message.",
+    "submission": "submission",
+    "score_column": "score",
+    "error": "error",
+    # kit.grade: why a run or a file could not be graded
+    "no_such_path": "no such notebook or folder: {path}",
+    "no_notebooks": "no notebooks in {paths} (solutions/ and "
+                    ".ipynb_checkpoints/ are skipped)",
+    "binary": "not a notebook: binary, not JSON text",
+    "unreadable": "cannot read it: {why}",
+    "not_a_notebook": "not a notebook: {why}",
+    "timeout": "{where} ran past the time limit ({timeout} s per cell): "
+               "raise it with --timeout",
+    "dead_kernel": "the kernel died in {where} (a crash or out of memory), "
+                   "no time limit was hit",
+    "output_limit": "{where} printed more than {limit:,} characters (all "
+                    "cells together), so the run was stopped",
+    "could_not_run": "could not run it: {why}",
+    "cell": "cell {n}",
+    "grader_failed": "could not grade it: {why}",
+    "no_checks": "no exercises found: no check(...) calls",
+    "no_check_ran": "no exercises found: no check(...) call ran",
+    "warm_unavailable": "kit grade: warm kernels unavailable ({error}), "
+                        "starting each kernel cold",
+    "interrupted": "Interrupted: {graded} of {total} submissions "
+                   "graded{kept}.",
+    "kept_in": ", kept in {paths}",
+    "none_graded": "no submission could be graded",
+    "not_written": "could not write {path}: {why}",
+}, "ja": {
+    "passed": "合格",
+    "failed": "不合格",
+    "not attempted": "未着手",
+    "not graded": "採点不能",
+    "attempt": "{n} 回の試行",
+    "attempts": "{n} 回の試行",
+    "headline": "{total} 件の提出のうち {complete} 件を採点しました。",
+    "summary_counts": "{passed}/{submissions} 合格, {failed} 不合格, "
+                      "{not_attempted} 未着手",
+    "summary_not_graded": ", {n} 採点不能",
+    "scorecard": "{submission} の成績",
+    "could_not_grade": "{submission} を採点できませんでした: {error}",
+    "score": "{passed}/{total} 合格",
+    "errors": "エラー (それまでの採点結果は残しています):",
+    "chart_xlabel": "合格 (提出に占める %)",
+    "chart_alt": "演習ごとの合格率",
+    "no_chart": "(グラフなし: {error})",
+    "title": "クラスの成績レポート",
+    "worst_first": "合格率の低い順: 上から教え直してください。",
+    "exercises": "演習",
+    "exercise": "演習",
+    "most_common": "多かった間違い",
+    "named_mistakes": "名前の付いた間違い",
+    "none_named": "名前の付いた間違いはありません。",
+    "mistake": "間違い",
+    "submissions": "提出数",
+    "what_it_is": "内容",
+    "students": "受講者",
+    "each_file": " (いずれも {file})",
+    "legend": "✓ 合格, ✗ 不合格 (名前の付いた間違いとともに), – 未着手, "
+              "? 採点不能。セルにカーソルを合わせるとチェッカーの"
+              "メッセージが出ます。",
+    "submission": "提出",
+    "score_column": "得点",
+    "error": "エラー",
+    "no_such_path": "そのノートブックもフォルダーもありません: {path}",
+    "no_notebooks": "{paths} にノートブックがありません (solutions/ と "
+                    ".ipynb_checkpoints/ は除きます)",
+    "binary": "ノートブックではありません: JSON テキストでなくバイナリです",
+    "unreadable": "読み込めません: {why}",
+    "not_a_notebook": "ノートブックではありません: {why}",
+    "timeout": "{where} が制限時間 (セルあたり {timeout} 秒) を超えました: "
+               "--timeout で延ばしてください",
+    "dead_kernel": "{where} でカーネルが停止しました (クラッシュまたは"
+                   "メモリ不足。制限時間には達していません)",
+    "output_limit": "{where} が {limit:,} 文字を超えて出力したため "
+                    "(全セルの合計)、実行を止めました",
+    "could_not_run": "実行できませんでした: {why}",
+    "cell": "セル {n}",
+    "grader_failed": "採点できませんでした: {why}",
+    "no_checks": "演習が見つかりません: check(...) の呼び出しがありません",
+    "no_check_ran": "演習が見つかりません: check(...) が一度も"
+                    "実行されませんでした",
+    "warm_unavailable": "kit grade: ウォームカーネルが使えません "
+                        "({error})。カーネルを毎回コールドで起動します",
+    "interrupted": "中断しました: {total} 件の提出のうち {graded} 件を"
+                   "採点済み{kept}。",
+    "kept_in": " (結果は {paths} に保存)",
+    "none_graded": "採点できた提出がありません",
+    "not_written": "{path} に書き込めませんでした: {why}",
+}}
+
+TABLES = {"REPORT": REPORT}
+
+
+def say(key, **fields):
+    """`key`'s text in the current language."""
+    return i18n.text(REPORT, key, **fields)
+
+
+def status(word):
+    """A status as shown; an unknown one as it is."""
+    return say(word) if word in REPORT["en"] else word
+
+
+def chart_font():
+    """Before the chart is made: a font for its labels (kit.labels)."""
+    from kit.labels import fonts
+    fonts()
