@@ -16,7 +16,7 @@ from datasets import Dataset, DatasetDict
 from kit import tasks
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer
-from kit.trainers.checks import score
+from kit.trainers.guards import score
 
 
 def grpo_config(tmp_path, **overrides):
