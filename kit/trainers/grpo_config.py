@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
-from kit.trainers.guards import BATCH_RULES, check_fields
+from kit.trainers.guards import BATCH_RULES, check_fields, refusal
 
 # (field, kind, bound, fix): checked in this order, after BATCH_RULES
 RULES = [
@@ -62,8 +62,6 @@ class GRPOConfig(TrainingArguments):
 def check_whole_groups(batch, G):
     """The batch counts completions: it must hold whole groups of G."""
     if batch % G:
-        raise ValueError(
-            f"GRPOConfig.per_device_train_batch_size ({batch}) counts "
-            f"completions and must be a multiple of num_generations "
-            f"({G}): try {batch - batch % G or G} or "
-            f"{batch - batch % G + G}")
+        raise refusal("whole_groups", batch=batch, G=G,
+                      lower=batch - batch % G or G,
+                      higher=batch - batch % G + G)

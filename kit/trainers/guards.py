@@ -17,7 +17,86 @@ import warnings
 import torch
 from datasets import Dataset, DatasetDict, IterableDataset
 
+from kit import i18n
+
 FLOAT32_MAX = torch.finfo(torch.float32).max
+
+ACCEPTED = ("a datasets.Dataset, a list of dicts (one per row) or a pandas "
+            "DataFrame")
+
+# Every refusal the trainers' guards and configs make, in one table: each
+# names the field and the fix. Shaped as kit.i18n's tables, so another
+# language adds a "ja": {...} beside "en".
+MESSAGES = {"en": {
+    # configs
+    "field": "{owner}.{field} must be {what} {bound}, got {shown}: {fix}",
+    "whole_groups": "GRPOConfig.per_device_train_batch_size ({batch}) counts "
+                    "completions and must be a multiple of num_generations "
+                    "({G}): try {lower} or {higher}",
+    # datasets and tokenizers
+    "streamed": "{name} is an IterableDataset (streamed), which has no "
+                "length: load it without streaming=True, or take rows with "
+                "Dataset.from_list(list(data.take(1000)))",
+    "splits": "{name} is a DatasetDict of the splits {splits}: pass one "
+              "split, e.g. data[{first!r}]",
+    "not_a_dataset": "{name} is a {kind}: give " + ACCEPTED,
+    "no_pad_token": "{trainer} needs processing_class: a tokenizer with a pad "
+                    "token (tokenizer.pad_token = tokenizer.eos_token is the "
+                    "usual fix)",
+    "empty": "{name} is empty: {algorithm} needs {rows}",
+    "no_column": "{name} has no column {column!r}: {algorithm} needs "
+                 "{columns} (it has {has})",
+    "not_text": "{name} row {index}: column {column!r} holds {value!r} "
+                "({kind}), not text: make every {column!r} a string (e.g. "
+                "str(value))",
+    "prompt_too_long": "{name} row {index}: the prompt has {length} tokens, "
+                       "{short} is {limit}: raise {field} or shorten the "
+                       "prompt",
+    "unknown_text": "{name}: {rows} of {total} rows have characters outside "
+                    "the tokenizer's vocabulary, which all become {unk}, so "
+                    "the model cannot tell them apart ({per_column}; e.g. row "
+                    "{row} {column!r} {start!r}: {examples}): write the text "
+                    "in characters the tokenizer knows, or use a tokenizer "
+                    "that knows them",
+    "enough_prompts": "train_dataset has {have} prompts; one generation "
+                      "needs {needed} (per_device_train_batch_size x "
+                      "steps_per_generation x processes / num_generations): "
+                      "add prompts or lower those settings",
+    # reward functions
+    "no_rewards": "GRPOTrainer needs at least one reward function, got "
+                  "reward_funcs=[]: e.g. reward_funcs=[kit.tasks."
+                  "correctness_reward]",
+    "not_callable": "reward_funcs[{i}] is {shown} ({kind}), not a function: "
+                    "give functions reward(prompts, completions, **columns) "
+                    "-> list[float]",
+    "reward_raised": "reward function {name} raised {kind}: {error} (it gets "
+                     "prompts, completions and the dataset columns "
+                     "{columns} as keyword arguments)",
+    "reward_shape": "reward function {name} returned an array of shape "
+                    "{shape}: return one float per completion",
+    "reward_unreadable": "reward function {name} returned a {kind} whose "
+                         "values cannot be read ({error_kind}: {error}): "
+                         "return a list with one float per completion",
+    "reward_not_a_list": "reward function {name} returned a {kind}, not one "
+                         "value per completion: return a list with one float "
+                         "per completion",
+    "reward_count": "reward function {name} returned {have} values for "
+                    "{wanted} completions: return a list with one float per "
+                    "completion",
+    "reward_not_a_number": "reward function {name} returned {shown} for "
+                           "completion {i} ({completion!r}): return a float "
+                           "for every completion, 0.0 for no reward",
+    "reward_not_finite": "reward function {name} returned {shown} for "
+                         "completion {i} ({completion!r}): rewards must be "
+                         "finite float32 numbers; clip them (e.g. "
+                         "max(math.log(p), -10.0) instead of math.log(p))",
+}}
+
+
+def refusal(key, **fields):
+    """The ValueError of MESSAGES[key], in the kit's language."""
+    return ValueError(i18n.text(MESSAGES, key, **fields))
+
 
 # ------------------------------------------------------------------ configs
 
@@ -47,8 +126,8 @@ def check_fields(config, rules):
             shown += f" ({type(value).__name__}"
             shown += ": write it without quotes)" if isinstance(
                 value, str) else ")"
-        raise ValueError(f"{type(config).__name__}.{field} must be {what} "
-                         f"{bound}, got {shown}: {fix}")
+        raise refusal("field", owner=type(config).__name__, field=field,
+                      what=what, bound=bound, shown=shown, fix=fix)
 
 
 def _is_number(value, kind):
@@ -72,10 +151,6 @@ def _finite(value):
 
 # ------------------------------------------------------------------ inputs
 
-ACCEPTED = ("a datasets.Dataset, a list of dicts (one per row) or a pandas "
-            "DataFrame")
-
-
 def as_dataset(name, data):
     """The inputs the trainers accept, as a Dataset, or one line why not.
 
@@ -91,45 +166,38 @@ def as_dataset(name, data):
     if isinstance(data, list) and all(isinstance(r, dict) for r in data):
         return Dataset.from_list(data)
     if isinstance(data, IterableDataset):
-        raise ValueError(
-            f"{name} is an IterableDataset (streamed), which has no length: "
-            "load it without streaming=True, or take rows with "
-            "Dataset.from_list(list(data.take(1000)))")
+        raise refusal("streamed", name=name)
     if isinstance(data, DatasetDict):
-        raise ValueError(
-            f"{name} is a DatasetDict of the splits {list(data)}: pass one "
-            f"split, e.g. data[{next(iter(data), 'train')!r}]")
-    raise ValueError(f"{name} is a {type(data).__name__}: give {ACCEPTED}")
+        raise refusal("splits", name=name, splits=list(data),
+                      first=next(iter(data), "train"))
+    raise refusal("not_a_dataset", name=name, kind=type(data).__name__)
 
 
 def check_tokenizer(trainer, tokenizer):
     if tokenizer is None or tokenizer.pad_token_id is None:
-        raise ValueError(f"{trainer} needs processing_class: a tokenizer "
-                         "with a pad token (tokenizer.pad_token = "
-                         "tokenizer.eos_token is the usual fix)")
+        raise refusal("no_pad_token", trainer=trainer)
 
 
 def check_dataset(name, dataset, columns, algorithm, rows):
     """-> the dataset: one we accept, with the columns, rows, and text."""
     if isinstance(dataset, list) and not dataset:
-        raise ValueError(f"{name} is empty: {algorithm} needs {rows}")
+        raise refusal("empty", name=name, algorithm=algorithm, rows=rows)
     dataset = as_dataset(name, dataset)
     missing = [c for c in columns if c not in dataset.column_names]
     if missing:
-        raise ValueError(f"{name} has no column {missing[0]!r}: {algorithm} "
-                         f"needs {list(columns)} (it has "
-                         f"{dataset.column_names})")
+        raise refusal("no_column", name=name, column=missing[0],
+                      algorithm=algorithm, columns=list(columns),
+                      has=dataset.column_names)
     if len(dataset) == 0:
-        raise ValueError(f"{name} is empty: {algorithm} needs {rows}")
+        raise refusal("empty", name=name, algorithm=algorithm, rows=rows)
     for column in columns:
         if _all_text(dataset, column):
             continue  # Arrow knows: no need to look at every row
         for index, value in enumerate(dataset[column]):
             if not isinstance(value, str):
-                raise ValueError(
-                    f"{name} row {index}: column {column!r} holds "
-                    f"{value!r} ({type(value).__name__}), not text: make "
-                    f"every {column!r} a string (e.g. str(value))")
+                raise refusal("not_text", name=name, index=index,
+                              column=column, value=value,
+                              kind=type(value).__name__)
     return dataset
 
 
@@ -143,10 +211,9 @@ def _all_text(dataset, column):
 def check_prompt_length(name, index, length, limit, field, room=0):
     """Refuse row `index` if its prompt and `room` more exceed `limit`."""
     if length + room > limit:
-        raise ValueError(
-            f"{name} row {index}: the prompt has {length} tokens, "
-            f"{field.split('.')[1]} is {limit}: raise {field} or shorten "
-            "the prompt")
+        raise refusal("prompt_too_long", name=name, index=index,
+                      length=length, short=field.split(".")[1], limit=limit,
+                      field=field)
 
 
 def warn_unknown_text(name, tokenizer, dataset, columns):
@@ -178,15 +245,12 @@ def warn_unknown_text(name, tokenizer, dataset, columns):
         return
     per_column = "; ".join(f"{c!r}: {k} characters in {n} rows"
                            for c, (n, k) in counts.items())
-    row, column, text = first
-    warnings.warn(
-        f"{name}: {len(rows)} of {len(dataset)} rows have characters outside "
-        f"the tokenizer's vocabulary, which all become "
-        f"{tokenizer.unk_token}, so the model cannot tell them apart "
-        f"({per_column}; e.g. row {row} {column!r} {text[:40]!r}: "
-        f"{', '.join(map(repr, examples))}): write the text in characters "
-        "the tokenizer knows, or use a tokenizer that knows them",
-        stacklevel=3)
+    row, column, first_text = first
+    warnings.warn(i18n.text(
+        MESSAGES, "unknown_text", name=name, rows=len(rows),
+        total=len(dataset), unk=tokenizer.unk_token, per_column=per_column,
+        row=row, column=column, start=first_text[:40],
+        examples=", ".join(map(repr, examples))), stacklevel=3)
 
 
 def _unknown_spans(tokenizer, texts, unk):
@@ -232,16 +296,11 @@ def check_reward_funcs(reward_funcs):
     funcs = (list(reward_funcs) if isinstance(reward_funcs, (list, tuple))
              else [reward_funcs])
     if not funcs:
-        raise ValueError(
-            "GRPOTrainer needs at least one reward function, got "
-            "reward_funcs=[]: e.g. reward_funcs=[kit.tasks."
-            "correctness_reward]")
+        raise refusal("no_rewards")
     for i, func in enumerate(funcs):
         if not callable(func):
-            raise ValueError(
-                f"reward_funcs[{i}] is {_shown(func)} "
-                f"({type(func).__name__}), not a function: give functions "
-                "reward(prompts, completions, **columns) -> list[float]")
+            raise refusal("not_callable", i=i, shown=_shown(func),
+                          kind=type(func).__name__)
     return funcs
 
 
@@ -259,10 +318,9 @@ def score(reward_funcs, prompts, completions, columns):
                           completions=list(completions),
                           **copy.deepcopy(columns))
         except Exception as error:
-            raise ValueError(
-                f"reward function {name} raised {type(error).__name__}: "
-                f"{error} (it gets prompts, completions and the dataset "
-                f"columns {sorted(columns)} as keyword arguments)") from error
+            raise refusal("reward_raised", name=name,
+                          kind=type(error).__name__, error=error,
+                          columns=sorted(columns)) from error
         scores.append(torch.tensor(_reward_values(name, values, completions),
                                    dtype=torch.float32))
     return torch.stack(scores, dim=1)
@@ -289,51 +347,37 @@ def check_prompts(name, dataset, tokenizer, args, reward_funcs):
 def check_enough_prompts(dataset, needed):
     """GRPO's train_dataset must fill one generation's big batch."""
     if dataset is not None and len(dataset) < needed:
-        raise ValueError(
-            f"train_dataset has {len(dataset)} prompts; one "
-            f"generation needs {needed} (per_device_train_batch_size x "
-            "steps_per_generation x processes / num_generations): add "
-            "prompts or lower those settings")
+        raise refusal("enough_prompts", have=len(dataset), needed=needed)
 
 
 def _reward_values(name, values, completions):
     """One float per completion, from a list, tuple, 1-D array or tensor."""
     if hasattr(values, "ndim") and values.ndim != 1:
-        raise ValueError(
-            f"reward function {name} returned an array of shape "
-            f"{tuple(values.shape)}: return one float per completion")
+        raise refusal("reward_shape", name=name, shape=tuple(values.shape))
     if hasattr(values, "tolist"):  # numpy arrays and tensors
         try:
             values = values.tolist()
         except Exception as error:  # a meta tensor has no values to read
-            raise ValueError(
-                f"reward function {name} returned a "
-                f"{type(values).__name__} whose values cannot be read "
-                f"({type(error).__name__}: {error}): return a list with one "
-                "float per completion") from error
+            raise refusal("reward_unreadable", name=name,
+                          kind=type(values).__name__,
+                          error_kind=type(error).__name__,
+                          error=error) from error
     if not isinstance(values, (list, tuple)):
-        raise ValueError(
-            f"reward function {name} returned a "
-            f"{type(values).__name__}, not one value per completion: return "
-            "a list with one float per completion")
+        raise refusal("reward_not_a_list", name=name,
+                      kind=type(values).__name__)
     if len(values) != len(completions):
-        raise ValueError(
-            f"reward function {name} returned {len(values)} "
-            f"values for {len(completions)} completions: return a list with "
-            "one float per completion")
+        raise refusal("reward_count", name=name, have=len(values),
+                      wanted=len(completions))
     for i, value in enumerate(values):
         # value != value: nan, without math.isnan's overflow on 10**400
         if not isinstance(value, numbers.Real) or value != value:
-            raise ValueError(
-                f"reward function {name} returned {_shown(value)} for "
-                f"completion {i} ({completions[i]!r}): return a float "
-                "for every completion, 0.0 for no reward")
+            raise refusal("reward_not_a_number", name=name,
+                          shown=_shown(value), i=i,
+                          completion=completions[i])
         if not abs(value) <= FLOAT32_MAX:  # inf, or inf once in float32
-            raise ValueError(
-                f"reward function {name} returned {_shown(value)} for "
-                f"completion {i} ({completions[i]!r}): rewards must be "
-                "finite float32 numbers; clip them (e.g. max(math.log(p), "
-                "-10.0) instead of math.log(p))")
+            raise refusal("reward_not_finite", name=name,
+                          shown=_shown(value), i=i,
+                          completion=completions[i])
     return [float(v) for v in values]
 
 
