@@ -61,7 +61,7 @@ clean:
 # ------------------------------------------------------------ the GPU check
 # `make gpu-wheels` (here, online) fills wheels/gpu with what an offline GPU
 # box lacks; `make gpu-check` (there) installs them into that box's own
-# python, next to its torch, and runs kit.gpucheck (see its docstring).
+# python, next to its torch, and runs tools/gpucheck.py (see its docstring).
 # The box has Python 3.12, torch, transformers 5.17, accelerate, matplotlib.
 GPU_PYTHON ?= python3
 GPU_WHEELS := wheels/gpu
@@ -86,7 +86,7 @@ gpu-wheels:
 	$(PYTHON) -m pip download --quiet --no-cache-dir $(GPU_PLATFORM) \
 		-d wheels/download -r tools/gpu-requirements.txt
 	cd wheels/download && rm -f $(addsuffix -*.whl,$(GPU_BOX_HAS))
-	$(PYTHON) -m kit.gpucheck --pack wheels/download $(GPU_WHEELS) \
+	$(PYTHON) tools/gpucheck.py --pack wheels/download $(GPU_WHEELS) \
 		--max-mib $(GPU_WHEELS_MIB)
 	rm -rf wheels/download
 
@@ -94,7 +94,7 @@ gpu-wheels:
 gpu-check:
 	$(if $(shell $(GPU_PYTHON) -c "import torch; print(torch.cuda.is_available())" 2>/dev/null | grep -x True),,$(error a GPU is needed: no CUDA device for $(GPU_PYTHON), so nothing ran))
 	rm -rf wheels/unpacked
-	$(GPU_PYTHON) -m kit.gpucheck --unpack $(GPU_WHEELS) wheels/unpacked
+	$(GPU_PYTHON) tools/gpucheck.py --unpack $(GPU_WHEELS) wheels/unpacked
 	$(GPU_PYTHON) -m pip install --quiet --no-index \
 		--find-links wheels/unpacked -r tools/gpu-requirements.txt
-	$(OFFLINE) PYTHONPATH=$(CURDIR) $(GPU_PYTHON) -m kit.gpucheck
+	$(OFFLINE) PYTHONPATH=$(CURDIR) $(GPU_PYTHON) tools/gpucheck.py

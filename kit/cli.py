@@ -10,11 +10,16 @@ from kit import i18n
 
 
 def positive_int(text):
-    """argparse type: a whole number >= 1 (0 and -5 are refused)."""
+    """argparse type: a whole number >= 1 (0 and -5 are refused).
+
+    Every count the command line takes: steps, k, repeats, and grade's
+    --jobs and --timeout, where 0 would otherwise read as "no limit".
+    """
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
@@ -47,7 +52,7 @@ def _rebuilds(args):
 
 def _train(args):
     from kit import outputs
-    from kit.models import run_path
+    from kit.runtime import run_path
     output_dir = run_path(outputs.expand(args.output_dir
                                          or f"runs/{args.recipe}"))
     extra = {}
@@ -63,12 +68,12 @@ def _train(args):
         # before any training: a path that cannot be written costs a line
         outputs.check_run_dir(output_dir, rebuilds=_rebuilds(args))
         outputs.prepare_folder(output_dir, "--output-dir")
-        from kit import recipes
-        trainer = recipes.run(args.recipe, output_dir=output_dir,
-                              preset=args.preset, seed=args.seed,
-                              max_steps=args.max_steps,
-                              save_steps=args.save_steps,
-                              resume_from_checkpoint=resume, **extra)
+        from kit import runs
+        trainer = runs.run(args.recipe, output_dir=output_dir,
+                           preset=args.preset, seed=args.seed,
+                           max_steps=args.max_steps,
+                           save_steps=args.save_steps,
+                           resume_from_checkpoint=resume, **extra)
     except REFUSALS as error:
         if not _raised_by_kit(error):
             raise
@@ -114,7 +119,7 @@ def _build(args):
 
 def _bench(args):
     from kit import outputs
-    from kit.models import run_path
+    from kit.runtime import run_path
     plot = run_path(outputs.expand(args.plot))
     try:  # refused before the benchmark runs, not after
         outputs.check_report(plot, "--plot")
@@ -156,18 +161,6 @@ def _grade(args):
                       all_cells=args.all_cells)
 
 
-def _at_least_one(text):
-    """argparse type: a whole number >= 1 (0 would mean no limit)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"must be a whole number >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
 def seed(text):
     """argparse type: a seed numpy accepts, 0 to 2**32 - 1."""
     try:
@@ -182,6 +175,8 @@ def seed(text):
 
 
 def parser():
+    # models.PRESETS, from where it is defined: no torch to wait for
+    from kit.runtime import PRESETS
     top = argparse.ArgumentParser(prog="python -m kit", description=__doc__)
     commands = top.add_subparsers(dest="command", required=True)
 
@@ -189,7 +184,7 @@ def parser():
 
     train = commands.add_parser("train", help="run a course configuration")
     train.add_argument("recipe", choices=["sft", "dpo", "grpo"])
-    train.add_argument("--preset", choices=["cpu", "gpu"], default=None,
+    train.add_argument("--preset", choices=sorted(PRESETS), default=None,
                        help="model size (default: gpu with CUDA, else cpu)")
     train.add_argument("--max-steps", type=positive_int, default=None)
     train.add_argument("--output-dir", default=None,
@@ -223,9 +218,9 @@ def parser():
                        help="one row per submission x exercise")
     grade.add_argument("--html", metavar="FILE",
                        help="a self-contained class report")
-    grade.add_argument("--jobs", type=_at_least_one, default=None,
+    grade.add_argument("--jobs", type=positive_int, default=None,
                        help="kernels at a time (default: CPUs, at most 4)")
-    grade.add_argument("--timeout", type=_at_least_one, default=600,
+    grade.add_argument("--timeout", type=positive_int, default=600,
                        help="seconds allowed per cell (default 600)")
     grade.add_argument("--all-cells", action="store_true",
                        help="also run the cells tagged train or plot "
@@ -243,7 +238,7 @@ def parser():
                        help="timed runs per k; the table shows medians")
     bench.add_argument("--steps", type=positive_int, default=64,
                        help="optimizer steps per run")
-    bench.add_argument("--preset", choices=["cpu", "gpu"], default=None)
+    bench.add_argument("--preset", choices=sorted(PRESETS), default=None)
     bench.add_argument("--json", action="store_true",
                        help="print the rows as JSON objects")
     bench.add_argument("--plot", default="runs/bench/bench.png",

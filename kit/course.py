@@ -275,7 +275,7 @@ def setup_notebook(seed=0, lang="en"):
         shell = None
     if shell is not None:
         shell.set_custom_exc((NotImplementedError,), _not_done_yet)
-    from kit.models import default_preset, one_cpu_thread, pick_device
+    from kit.runtime import default_preset, one_cpu_thread, pick_device
     one_cpu_thread()
     print(say("setup", device=pick_device(), preset=default_preset()))
 

@@ -154,7 +154,7 @@ def dpo_weights(beta=0.1, loss_type="sigmoid", margins=None):
         {"margins": (M,), "loss", "chosen", "rejected", "snippet_loss",
         "snippet_chosen", "snippet_rejected"}: lists of M floats.
     """
-    from kit.checks.dpo import published_snippet
+    from kit.losses import published_snippet
     if loss_type not in losses.PREFERENCE_LOSSES:
         raise ValueError(f"loss_type must be one of "
                          f"{sorted(losses.PREFERENCE_LOSSES)}, got "
@@ -214,9 +214,10 @@ def sampler_plan(per_device_train_batch_size=8, num_generations=4,
                  max_steps=8, dataset_size=32, seed=0):
     """What GRPO's dataloader serves, micro-step by micro-step.
 
-    Uses the trainer's own `RepeatSampler`, as `GRPOTrainer` builds it on
-    one process. Micro-step m is served by generation m // k, slice m % k;
-    `generate()` runs at every micro-step with m % k == 0.
+    Uses the trainer's own `GRPOConfig` (its rules), `RepeatSampler` and
+    `prompts_per_generation`, as `GRPOTrainer` builds them on one process.
+    Micro-step m is served by generation m // k, slice m % k; `generate()`
+    runs at every micro-step with m % k == 0.
 
     Returns:
         {"order": the sampler's indices (one per completion, in order),
@@ -225,19 +226,21 @@ def sampler_plan(per_device_train_batch_size=8, num_generations=4,
         "optimizer_step": one int per micro-step, "generate_calls":
         ceil(N·GA/k), "micro_steps": N·GA}.
     """
-    from kit.trainers.grpo import RepeatSampler
-    B, G = per_device_train_batch_size, num_generations
-    k, GA = steps_per_generation, gradient_accumulation_steps
-    for name, value in (("per_device_train_batch_size", B),
-                        ("num_generations", G), ("steps_per_generation", k),
-                        ("gradient_accumulation_steps", GA),
-                        ("max_steps", max_steps)):
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
-    if B % G:
-        raise ValueError(f"per_device_train_batch_size ({B}) must be a "
-                         f"multiple of num_generations ({G})")
-    sampler = RepeatSampler(dataset_size, G, B * k // G, k, seed)
+    from kit.trainers.grpo_config import GRPOConfig
+    from kit.trainers.sampler import RepeatSampler, prompts_per_generation
+    if max_steps < 1:  # the explorer's own setting; the rest are the config's
+        raise ValueError(f"max_steps must be >= 1, got {max_steps}")
+    # the config's own rules: what the trainer would refuse, refused here
+    args = GRPOConfig(
+        "unused", per_device_train_batch_size=per_device_train_batch_size,
+        num_generations=num_generations,
+        steps_per_generation=steps_per_generation,
+        gradient_accumulation_steps=gradient_accumulation_steps, seed=seed,
+        use_cpu=True, report_to="none")  # never trains: nothing is written
+    B, G = args.per_device_train_batch_size, args.num_generations
+    k, GA = args.steps_per_generation, args.gradient_accumulation_steps
+    sampler = RepeatSampler(dataset_size, G,
+                            prompts_per_generation(B, k, G), k, seed)
     micro_steps = max_steps * GA
     order, batches = [], []
     indices = iter(sampler)

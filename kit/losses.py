@@ -104,6 +104,14 @@ def dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
                               ref_chosen_logps, ref_rejected_logps))
 
 
+def published_snippet(chosen_scores, rejected_scores, beta):
+    """As published: β multiplies only the chosen side. Do not use.
+
+    Notebook 03 and its explorer set it beside `dpo_loss` to show the slip.
+    """
+    return -F.logsigmoid(beta * chosen_scores - rejected_scores)
+
+
 def ipo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
              ref_rejected_logps, beta=0.1):
     """IPO, eq. 17 of Azar et al. (2023): (logratios − 1/(2β))².

@@ -1,4 +1,9 @@
-"""Devices, size presets, tiny models, and the course's starting policy."""
+"""Tiny models of a preset's size, the starting policy, and asking them.
+
+The presets' sizes, run paths and the device and thread choice live in
+`kit.runtime` (light to import: the command line reads PRESETS); their
+names are re-exported here, where the course first used them.
+"""
 
 import os
 from pathlib import Path
@@ -7,73 +12,13 @@ import torch
 from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig,
                           LlamaForCausalLM)
 
+from kit.runtime import (PRESETS, default_preset,  # noqa: F401
+                         one_cpu_thread, pick_device, run_path, runs_dir)
 from kit.tasks import make_tokenizer
-
-# Model sizes. "cpu" trains in seconds on a laptop; "gpu" is ~20x larger and
-# only makes sense with an accelerator. Both are small Llama models.
-PRESETS = {
-    "cpu": dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2,
-                num_attention_heads=4, num_key_value_heads=4),
-    "gpu": dict(hidden_size=256, intermediate_size=1024, num_hidden_layers=4,
-                num_attention_heads=8, num_key_value_heads=8),
-}
 
 # The starting policies of both presets ship with the kit: "cpu" (half a MB)
 # and "gpu" (8 MB, its weights stored as float16). `kit.recipes` makes them.
 SHIPPED_POLICIES = Path(__file__).parent / "policies"
-
-
-def runs_dir():
-    """Where course runs write: one `runs/` at the repository's root.
-
-    In a checkout (make lab, make test) that is the folder beside kit/,
-    whichever folder a notebook runs in, so runs stay out of the learner's
-    file browser; installed from pip (Colab), `runs/` here. KIT_RUNS
-    overrides both.
-    """
-    if os.environ.get("KIT_RUNS"):
-        return Path(os.environ["KIT_RUNS"])
-    checkout = Path(__file__).resolve().parents[1]
-    if (checkout / "pyproject.toml").exists():
-        return checkout / "runs"
-    return Path("runs")
-
-
-def run_path(output_dir):
-    """A relative `runs/NAME` -> runs_dir() / NAME; other paths as given."""
-    path = Path(output_dir)
-    if not path.is_absolute() and path.parts[:1] == ("runs",):
-        return runs_dir().joinpath(*path.parts[1:])
-    return path
-
-
-def pick_device():
-    """The best device here: cuda, then mps, then cpu."""
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
-
-
-def one_cpu_thread():
-    """In a notebook on CPU with the toy world, torch gets a single thread.
-
-    Alone on 2 cores, two threads are faster (700 DPO steps: 20-25 s
-    against 32 s on one), so `python -m kit train` keeps them. But a
-    notebook shares the cores with JupyterLab and the browser drawing its
-    live plot, and two threads then wait on each other at every op: 150
-    SFT steps took 80 s instead of 3, and notebook 01 ran in 72 s in
-    JupyterLab instead of 20. One thread never does that.
-    """
-    if pick_device().type == "cpu" and default_preset() == "cpu":
-        torch.set_num_threads(1)
-
-
-def default_preset():
-    """$KIT_PRESET if set, else "gpu" with CUDA, else "cpu"."""
-    return os.environ.get("KIT_PRESET") or (
-        "gpu" if torch.cuda.is_available() else "cpu")
 
 
 def check_preset(preset):

@@ -21,7 +21,7 @@ class Refused(ValueError):
 
 
 # What a finished training run leaves in its folder: `trainer.save_model`,
-# then `recipes.save`. A folder holding one of these that is not a kit run
+# then `runs.save`. A folder holding one of these that is not a kit run
 # (an unpacked Hub model, someone's project) would be overwritten.
 RUN_FILES = ("config.json", "generation_config.json", "model.safetensors",
              "tokenizer.json", "tokenizer_config.json", "training_args.bin",
@@ -101,7 +101,7 @@ def check_run_dir(path, flag="--output-dir", rebuilds=None):
 
 
 def _is_kit_run(folder):
-    """A folder `recipes.save` wrote: its log_history.json is a JSON list."""
+    """A folder `runs.save` wrote: its log_history.json is a JSON list."""
     try:
         history = json.loads((folder / "log_history.json").read_text())
     except (OSError, ValueError):

@@ -1,13 +1,10 @@
 """The course's training runs, shared by notebooks and `python -m kit train`.
 
 Each `*_trainer` function returns a ready `Trainer`, so a notebook can add a
-callback or swap a method before calling `.train()`; `run()` trains one and
-saves the model and `log_history.json`.
+callback or swap a method before calling `.train()`. Running one to the end
+and saving what it leaves (`run`, `save`, the shipped starting policy) is
+`kit.runs`; those names are still found here.
 """
-
-import json
-import sys
-from pathlib import Path
 
 import torch
 from transformers import (DataCollatorForSeq2Seq, PrinterCallback,
@@ -15,10 +12,9 @@ from transformers import (DataCollatorForSeq2Seq, PrinterCallback,
                           TrainingArguments)
 from transformers.utils.notebook import NotebookProgressCallback
 
-from kit import outputs, tasks
-from kit.live import plot_history
-from kit.models import (check_preset, greedy_accuracy, load_policy,
-                        pick_device, policy_path, run_path, tiny_model)
+from kit import tasks
+from kit.models import check_preset, greedy_accuracy, load_policy, tiny_model
+from kit.runtime import pick_device, run_path
 
 # Per-preset knobs. The starting policy is deliberately half-trained: a
 # constant learning rate stopped early leaves it right on about half of the
@@ -39,10 +35,7 @@ SFT = {
 # instead answers all the held-out sums greedily every `every` steps and
 # stops at the first answer inside `band`.
 BAND = (0.3, 0.6)  # what the course needs of any starting policy
-STOP_IN_BAND = {"cpu": dict(every=10, band=BAND),
-                "gpu": dict(every=10, band=BAND)}
-# float16 halves the "gpu" policy to 8 MB, small enough to ship with the kit
-SHIP_DTYPE = {"gpu": torch.float16}
+STOP_IN_BAND = {preset: dict(every=10, band=BAND) for preset in SFT}
 
 
 def quiet(trainer):
@@ -65,6 +58,26 @@ def common_args(output_dir, seed, **overrides):
                     use_cpu=pick_device().type == "cpu",
                     ddp_find_unused_parameters=False)  # every weight is used
     return {**defaults, **overrides}
+
+
+def _knobs(preset, table, max_steps, args, base=()):
+    """Every recipe's preamble -> (preset, the run's settings).
+
+    The preset's row of `table` over `base`, the caller's keywords over
+    both, and max_steps over all when given.
+    """
+    preset = check_preset(preset)
+    knobs = {**dict(base), **table[preset], **args}
+    if max_steps is not None:
+        knobs["max_steps"] = max_steps
+    return preset, knobs
+
+
+def _policy(preset, model, tokenizer):
+    """The caller's model and tokenizer, else the preset's starting policy."""
+    if model is None:
+        return load_policy(preset=preset)
+    return model, tokenizer
 
 
 # ----------------------------------------------------------------------- SFT
@@ -113,12 +126,9 @@ def sft_trainer(preset=None, output_dir="runs/sft", seed=0, max_steps=None,
     weights, bit for bit), under the kit's checkpoint and nan checks.
     """
     from kit.trainers import CausalLMTrainer
-    preset = check_preset(preset)
+    preset, knobs = _knobs(preset, SFT, max_steps, args)
     tokenizer = tokenizer or tasks.make_tokenizer()
     model = model or tiny_model(preset, seed=seed, tokenizer=tokenizer)
-    knobs = {**SFT[preset], **args}
-    if max_steps is not None:
-        knobs["max_steps"] = max_steps
     callbacks = list(callbacks or [])
     if preset in STOP_IN_BAND and max_steps is None:
         callbacks.append(StopInBand(tokenizer, tasks.prompt_dataset("test"),
@@ -152,37 +162,6 @@ class StopInBand(TrainerCallback):
                 f"held-out accuracy jumped past the band to {accuracy:.3f} "
                 f"at step {state.global_step}: lower STOP_IN_BAND's `every`")
         control.should_training_stop = accuracy >= low
-
-
-def build_starting_policy(preset=None, path=None, seed=0):
-    """Re-create the course's starting policy (what `train sft` saves).
-
-    Training happens here, never in `load_policy`: `python -m kit train sft
-    --preset gpu --output-dir kit/policies/gpu` comes here too.
-    """
-    preset = check_preset(preset)
-    path = Path(path or policy_path(preset))
-    trainer = sft_trainer(preset, output_dir=path, seed=seed,
-                          disable_tqdm=True)
-    trainer.train()
-    save_starting_policy(trainer, preset, path)
-    return path
-
-
-def save_starting_policy(trainer, preset, path):
-    """Check the trained policy sits in BAND, then save it as it ships."""
-    model, dtype = trainer.model, SHIP_DTYPE.get(preset, torch.float32)
-    model.to(dtype).float()  # round now, so that we check what ships
-    accuracy = greedy_accuracy(model, trainer.processing_class,
-                               tasks.prompt_dataset("test"))
-    if not BAND[0] <= accuracy <= BAND[1]:
-        raise RuntimeError(
-            f"the {preset} starting policy answers {accuracy:.3f} of the "
-            f"held-out sums after {trainer.state.global_step} steps, outside "
-            f"the band {BAND}: change SFT[{preset!r}] or STOP_IN_BAND")
-    model.to(dtype)
-    save(trainer, path)
-    outputs.record_policy(path, preset, accuracy)  # what doctor checks
 
 
 # ----------------------------------------------------------------------- DPO
@@ -219,13 +198,9 @@ def dpo_trainer(preset=None, output_dir="runs/dpo", seed=0, max_steps=None,
                 **args):
     """DPO from the starting policy on right-against-near-miss sums."""
     from kit.trainers import DPOConfig, DPOTrainer
-    preset = check_preset(preset)
-    if model is None:
-        model, tokenizer = load_policy(preset=preset)
-    knobs = {**EVALUATE, "per_device_eval_batch_size": 200, **DPO[preset],
-             **args}
-    if max_steps is not None:
-        knobs["max_steps"] = max_steps
+    preset, knobs = _knobs(preset, DPO, max_steps, args, base={
+        **EVALUATE, "per_device_eval_batch_size": 200})
+    model, tokenizer = _policy(preset, model, tokenizer)
     config = DPOConfig(**common_args(output_dir, seed, **knobs))
     return (trainer_class or DPOTrainer)(
         model=model, args=config, processing_class=tokenizer,
@@ -268,13 +243,9 @@ def grpo_trainer(preset=None, output_dir="runs/grpo", seed=0, max_steps=None,
     train something else (notebook 06 does, with a Hub model).
     """
     from kit.trainers import GRPOConfig, GRPOTrainer
-    preset = check_preset(preset)
-    if model is None:
-        model, tokenizer = load_policy(preset=preset)
-    knobs = {**EVALUATE, "per_device_eval_batch_size": 500, **GRPO[preset],
-             **args}
-    if max_steps is not None:
-        knobs["max_steps"] = max_steps
+    preset, knobs = _knobs(preset, GRPO, max_steps, args, base={
+        **EVALUATE, "per_device_eval_batch_size": 500})
+    model, tokenizer = _policy(preset, model, tokenizer)
     config = GRPOConfig(**common_args(output_dir, seed, **knobs))
     return (trainer_class or GRPOTrainer)(
         model=model, reward_funcs=list(reward_funcs), args=config,
@@ -286,67 +257,19 @@ def grpo_trainer(preset=None, output_dir="runs/grpo", seed=0, max_steps=None,
         callbacks=callbacks)
 
 
-# ----------------------------------------------------------------- running
+# ------------------------------------------------- moved to kit.runs
 
-RECIPES = {"sft": sft_trainer, "dpo": dpo_trainer, "grpo": grpo_trainer}
-METRICS = {"sft": (), "dpo": ("rewards/margins", "rewards/accuracies"),
-           "grpo": ("reward",)}
-
-
-def save(trainer, output_dir, metrics=()):
-    """The final model, its tokenizer, the log history and its plot."""
-    output_dir = Path(output_dir)
-    trainer.save_model(str(output_dir))
-    history = trainer.state.log_history
-    (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
-    save_plot(history, metrics, output_dir)
+_RUNS = ("RECIPES", "Recipe", "SHIP_DTYPE", "build_starting_policy", "run",
+         "save", "save_plot", "save_starting_policy")
 
 
-def save_plot(history, metrics, output_dir):
-    """plot.png of the run, titled by its folder; never fails the run.
+def __getattr__(name):
+    """`kit.recipes.run` and the rest of kit.runs, from their old home.
 
-    The model and log are saved first: a plot that cannot be drawn costs a
-    line on stderr, not the training. A folder name is not mathtext: `$` in
-    `cost_$5` would start a formula, so it is escaped when it trips.
+    Looked up only when asked for: kit.runs imports this module, and this
+    one never imports it at the top.
     """
-    path = Path(output_dir) / "plot.png"
-    title = Path(output_dir).name
-    for attempt in (title, title.replace("$", r"\$")):
-        try:
-            plot_history(history, metrics, title=attempt).savefig(path,
-                                                                 dpi=100)
-            return path
-        except (ValueError, OSError) as error:
-            failure = error
-    first = (str(failure).strip().splitlines() or [""])[-1][:100]
-    print(f"could not draw {path} ({type(failure).__name__}: {first}); "
-          f"the model and log_history.json are saved", file=sys.stderr)
-    return None
-
-
-def run(name, output_dir=None, save_steps=None, resume_from_checkpoint=None,
-        **kwargs):
-    """Train recipe `name` ("sft", "dpo", "grpo"); save all to output_dir.
-
-    save_steps writes a checkpoint every that many steps; a run resumed from
-    one reaches the same weights and log history as one never interrupted.
-    """
-    # `~/run` is the home folder's run (Trainer expands it too: say the same)
-    output_dir = run_path(Path(output_dir or f"runs/{name}").expanduser())
-    # a notebook too: only the course's rebuild may write into kit/policies
-    outputs.check_run_dir(output_dir, rebuilds=outputs.rebuilds(
-        name, save_steps=save_steps,
-        resume_from_checkpoint=resume_from_checkpoint, **kwargs))
-    if save_steps:
-        kwargs.update(save_strategy="steps", save_steps=save_steps)
-    if resume_from_checkpoint and name != "sft":
-        kwargs["eval_on_start"] = False  # step 0 was evaluated the first time
-    trainer = RECIPES[name](output_dir=output_dir, **kwargs)
-    trainer.train(resume_from_checkpoint=resume_from_checkpoint)
-    if name == "sft" and kwargs.get("max_steps") is None:
-        # the course's own recipe: a starting policy, checked and shipped
-        save_starting_policy(trainer, check_preset(kwargs.get("preset")),
-                             output_dir)
-    else:
-        save(trainer, output_dir, METRICS[name])
-    return trainer
+    if name in _RUNS:
+        from kit import runs
+        return getattr(runs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

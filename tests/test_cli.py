@@ -124,9 +124,9 @@ def test_a_seed_numpy_cannot_take_is_refused_by_argparse(seed, capsys):
 
 def test_a_kit_refusal_during_train_setup_is_one_line(tmp_path, monkeypatch,
                                                       capsys):
-    from kit import models, recipes
+    from kit import models, runs
     # any of the kit's own ValueErrors, here the preset rule
-    monkeypatch.setattr(recipes, "run",
+    monkeypatch.setattr(runs, "run",
                         lambda *a, **k: models.check_preset("tpu"))
     out = tmp_path / "run"
     assert cli.main(["train", "sft", "--output-dir", str(out)]) == 2
@@ -136,11 +136,11 @@ def test_a_kit_refusal_during_train_setup_is_one_line(tmp_path, monkeypatch,
 
 
 def test_a_library_error_keeps_its_traceback(tmp_path, monkeypatch):
-    from kit import recipes
+    from kit import runs
 
     def library_bug(*args, **kwargs):
         raise ValueError("not the kit's")
-    monkeypatch.setattr(recipes, "run", library_bug)
+    monkeypatch.setattr(runs, "run", library_bug)
     with pytest.raises(ValueError, match="not the kit's"):
         cli.main(["train", "sft", "--output-dir", str(tmp_path / "run")])
 

@@ -16,7 +16,7 @@ from datasets import Dataset, DatasetDict
 from kit import tasks
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer, GRPOConfig, GRPOTrainer
-from kit.trainers.checks import score
+from kit.trainers.guards import score
 
 
 def grpo_config(tmp_path, **overrides):
@@ -176,3 +176,30 @@ def test_numpy_and_torch_rewards_are_read():
             warnings.simplefilter("error")
             out = score([returns(values)], ["p"] * 2, ["a", "b"], {})
         assert out[:, 0].tolist() == [float(v) for v in values]
+
+
+def test_the_guards_refusals_live_in_one_table():
+    """One table, kit.i18n's shape: a second language is a table to fill."""
+    import inspect
+
+    from kit import i18n
+    from kit.trainers import grpo_config, guards
+    source = inspect.getsource(guards) + inspect.getsource(grpo_config)
+    code = source.split("def refusal", 1)[1]  # after the table
+    assert "raise ValueError(" not in code  # every refusal is a key
+    unused = [key for key in guards.MESSAGES["en"]
+              if f'"{key}"' not in code]
+    assert unused == []
+    assert i18n.text(guards.MESSAGES, "empty", name="eval_dataset",
+                     algorithm="DPO", rows="pairs") == (
+        "eval_dataset is empty: DPO needs pairs")
+
+
+def test_prompts_per_generation_is_one_formula_for_trainer_and_explorer():
+    from kit import explore
+    from kit.trainers.sampler import prompts_per_generation
+    # B·k·processes / G: 8 completions a step, 4 steps, G = 4
+    assert prompts_per_generation(8, 4, 4) == 8
+    assert prompts_per_generation(8, 4, 4, num_processes=2) == 16
+    plan = explore.sampler_plan(8, 4, 4, 1, max_steps=1)
+    assert len(set(plan["batches"][0])) == prompts_per_generation(8, 4, 4)

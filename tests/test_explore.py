@@ -6,7 +6,7 @@ import pytest
 
 from kit import explore
 from kit.live import LiveFigure
-from kit.trainers.grpo import RepeatSampler
+from kit.trainers.sampler import RepeatSampler
 
 
 def sigmoid(x):
@@ -103,11 +103,16 @@ def test_generate_calls_are_n_ga_over_k(k, GA, calls):
     assert plan["generate_calls"] == calls == math.ceil(8 * GA / k)
 
 
-def test_a_batch_that_splits_groups_is_refused():
-    with pytest.raises(ValueError, match=r"per_device_train_batch_size \(6\)"
-                                         r" must be a multiple of "
-                                         r"num_generations \(4\)"):
+def test_a_batch_that_splits_groups_is_refused_by_the_config_itself():
+    # the explorer asks GRPOConfig, so its message is the trainer's
+    with pytest.raises(ValueError, match=r"GRPOConfig\."
+                                         r"per_device_train_batch_size \(6\)"
+                                         r" counts completions and must be a "
+                                         r"multiple of num_generations \(4\)"):
         explore.sampler_plan(6, 4, 2, 1)
+    with pytest.raises(ValueError, match="GRPOConfig.num_generations must "
+                                         "be a whole number >= 2"):
+        explore.sampler_plan(8, 1, 2, 1)
 
 
 # --------------------------------------------------------- 05: the clip

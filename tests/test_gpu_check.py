@@ -1,5 +1,6 @@
 """`make gpu-check` and `make gpu-wheels`, as far as a CPU machine can go."""
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -11,9 +12,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from kit import gpucheck
-
 ROOT = Path(__file__).parents[1]
+# a tool, not part of the package: loaded from its file, as make runs it
+spec = importlib.util.spec_from_file_location(
+    "gpucheck", ROOT / "tools" / "gpucheck.py")
+gpucheck = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(gpucheck)
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(),
                              reason="this machine has a GPU")
 

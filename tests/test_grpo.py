@@ -13,8 +13,8 @@ from kit import losses, recipes, tasks
 from kit.gradients import accumulated_gradient
 from kit.models import greedy_accuracy, load_policy
 from kit.trainers import GRPOConfig, GRPOTrainer
-from kit.trainers.checks import score
-from kit.trainers.grpo import RepeatSampler
+from kit.trainers.guards import score
+from kit.trainers.sampler import RepeatSampler
 
 
 def config(tmp_path, **overrides):

@@ -30,8 +30,8 @@ def shipped(tmp_path, monkeypatch):
 
 @pytest.fixture
 def no_training(monkeypatch):
-    from kit import recipes
-    monkeypatch.setattr(recipes, "run", lambda *a, **k: pytest.fail(
+    from kit import runs
+    monkeypatch.setattr(runs, "run", lambda *a, **k: pytest.fail(
         "trained although the output path was bad"))
 
 

@@ -121,7 +121,7 @@ def test_greedy_accuracy_matches_int_answers(policy):
 
 def test_unknown_characters_become_unk_and_only_they_are_counted(tokenizer):
     """What S6 is about: the toy tokenizer knows digits, + - = only."""
-    from kit.trainers.checks import _unknown_spans
+    from kit.trainers.guards import _unknown_spans
     ids = tokenizer(["42 apples", "42 pears!"])["input_ids"]
     assert ids[0] == ids[1]  # the same tokens: the check must catch it
     lost = _unknown_spans(tokenizer, ["42 pears!", "01+02="],
@@ -135,7 +135,7 @@ def test_a_tokenizer_without_unk_token_is_not_checked(tokenizer):
 
     from datasets import Dataset
 
-    from kit.trainers.checks import warn_unknown_text
+    from kit.trainers.guards import warn_unknown_text
     data = Dataset.from_dict({"prompt": ["What is 3 plus 4?"]})
     with pytest.warns(UserWarning, match="1 of 1 rows"):
         warn_unknown_text("train_dataset", tokenizer, data, ["prompt"])

@@ -7,6 +7,7 @@ from kit import losses
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error)
 from kit.checks.core import Mistake, exercise
+from kit.losses import published_snippet
 
 NOTEBOOK = "03_dpo_compute_loss"
 
@@ -150,11 +151,6 @@ def dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
     chosen_rewards = beta * chosen_logratios.detach()
     rejected_rewards = beta * rejected_logratios.detach()
     return losses, chosen_rewards, rejected_rewards
-
-
-def published_snippet(chosen_scores, rejected_scores, beta):
-    """As published: β multiplies only the chosen side. Do not use."""
-    return -F.logsigmoid(beta * chosen_scores - rejected_scores)
 
 
 def fixed_snippet(chosen_scores, rejected_scores, beta):

@@ -14,7 +14,7 @@ from transformers import Trainer, TrainingArguments
 
 from kit.losses import PREFERENCE_LOSSES, sequence_logps
 from kit.trainers.checkpoint import CheckpointMixin
-from kit.trainers.checks import (BATCH_RULES, check_dataset, check_fields,
+from kit.trainers.guards import (BATCH_RULES, check_dataset, check_fields,
                                  check_prompt_length, check_tokenizer,
                                  warn_unknown_text)
 from kit.trainers.metrics import MetricsMixin

@@ -1,5 +1,8 @@
 """`make gpu-check`: every solution notebook and `kit bench` on the GPU.
 
+A maintainer's tool, not part of the learners' package `kit`: run as
+`python tools/gpucheck.py` (by `make gpu-check` and `make gpu-wheels`).
+
 Run on a CUDA machine, this executes each notebook of notebooks/solutions
 on the "gpu" preset (KIT_PRESET=gpu, KIT_STRICT=1: a failed check fails the
 notebook), then `python -m kit bench --preset gpu`, and writes to docs/gpu/:
@@ -183,7 +186,7 @@ def unpack_wheels(folder, into):
 
 def main(argv=None):
     import argparse
-    parser = argparse.ArgumentParser(prog="python -m kit.gpucheck",
+    parser = argparse.ArgumentParser(prog="python tools/gpucheck.py",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("--pack", nargs=2, metavar=("DOWNLOADS", "FOLDER"),
                         help="pack downloaded wheels into FOLDER/" + ARCHIVE)

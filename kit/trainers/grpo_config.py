@@ -1,0 +1,67 @@
+"""GRPOConfig: the few settings GRPO adds to TrainingArguments.
+
+Each field is documented once, in its `help`, and checked once, by its row
+in `RULES`; a new field adds one of each.
+"""
+
+from dataclasses import dataclass, field
+
+from transformers import TrainingArguments
+
+from kit.trainers.guards import BATCH_RULES, check_fields, refusal
+
+# (field, kind, bound, fix): checked in this order, after BATCH_RULES
+RULES = [
+    ("num_generations", int, ">= 2",
+     "advantages compare completions of the same prompt"),
+    ("steps_per_generation", int, ">= 1",
+     "1 generates for every micro-step"),
+    ("max_prompt_length", int, ">= 1", "try 32"),
+    ("max_completion_length", int, ">= 1", "try 8"),
+    ("temperature", float, "> 0", "1.0 samples the policy as it is"),
+    ("epsilon", float, "> 0", "try 0.2"),
+    ("beta", float, ">= 0", "0 turns the KL off; try 0.04"),
+]
+
+
+@dataclass
+class GRPOConfig(TrainingArguments):
+    num_generations: int = field(default=8, metadata={
+        "help": "G: completions per prompt, compared within their group."})
+    steps_per_generation: int = field(default=None, metadata={
+        "help": "k: micro-steps served by one generate() call "
+                "(default: gradient_accumulation_steps)."})
+    max_prompt_length: int = field(default=32, metadata={
+        "help": "Prompts with more tokens are refused."})
+    max_completion_length: int = field(default=8, metadata={
+        "help": "New tokens generated per completion, at most."})
+    temperature: float = field(default=1.0, metadata={
+        "help": "Sampling temperature of generation."})
+    epsilon: float = field(default=0.2, metadata={
+        "help": "The clip: ratios move within [1 - epsilon, 1 + epsilon]."})
+    beta: float = field(default=0.0, metadata={
+        "help": "Weight of the KL penalty to a frozen reference; 0 is off."})
+    remove_unused_columns: bool = False  # reward functions read the columns
+
+    def __post_init__(self):
+        check_fields(self, BATCH_RULES)  # before the defaults use them
+        if self.steps_per_generation is None:
+            self.steps_per_generation = self.gradient_accumulation_steps
+        check_fields(self, RULES)
+        check_whole_groups(self.per_device_train_batch_size,
+                           self.num_generations)
+        super().__post_init__()
+
+    def slices_outlive_step(self):
+        """True when one generation's slices span optimizer steps: the
+        policy moves before its last slice is trained (off-policy)."""
+        return bool(self.gradient_accumulation_steps
+                    % self.steps_per_generation)
+
+
+def check_whole_groups(batch, G):
+    """The batch counts completions: it must hold whole groups of G."""
+    if batch % G:
+        raise refusal("whole_groups", batch=batch, G=G,
+                      lower=batch - batch % G or G,
+                      higher=batch - batch % G + G)

@@ -1,0 +1,389 @@
+"""Refuse what we cannot train on, before or while training: one place.
+
+The configs share one rule for numbers; DPO and GRPO share what they accept
+as a dataset and the dataset checks; GRPO's rewards are checked on every
+call, because a reward function can go wrong on any batch. (The stop on a
+nan or inf loss lives in kit.trainers.nonfinite.)
+"""
+
+import copy
+import functools
+import math
+import numbers
+import operator
+import sys
+import warnings
+
+import torch
+from datasets import Dataset, DatasetDict, IterableDataset
+
+from kit import i18n
+
+FLOAT32_MAX = torch.finfo(torch.float32).max
+
+ACCEPTED = ("a datasets.Dataset, a list of dicts (one per row) or a pandas "
+            "DataFrame")
+
+# Every refusal the trainers' guards and configs make, in one table: each
+# names the field and the fix. Shaped as kit.i18n's tables, so another
+# language adds a "ja": {...} beside "en".
+MESSAGES = {"en": {
+    # configs
+    "field": "{owner}.{field} must be {what} {bound}, got {shown}: {fix}",
+    "whole_groups": "GRPOConfig.per_device_train_batch_size ({batch}) counts "
+                    "completions and must be a multiple of num_generations "
+                    "({G}): try {lower} or {higher}",
+    # datasets and tokenizers
+    "streamed": "{name} is an IterableDataset (streamed), which has no "
+                "length: load it without streaming=True, or take rows with "
+                "Dataset.from_list(list(data.take(1000)))",
+    "splits": "{name} is a DatasetDict of the splits {splits}: pass one "
+              "split, e.g. data[{first!r}]",
+    "not_a_dataset": "{name} is a {kind}: give " + ACCEPTED,
+    "no_pad_token": "{trainer} needs processing_class: a tokenizer with a pad "
+                    "token (tokenizer.pad_token = tokenizer.eos_token is the "
+                    "usual fix)",
+    "empty": "{name} is empty: {algorithm} needs {rows}",
+    "no_column": "{name} has no column {column!r}: {algorithm} needs "
+                 "{columns} (it has {has})",
+    "not_text": "{name} row {index}: column {column!r} holds {value!r} "
+                "({kind}), not text: make every {column!r} a string (e.g. "
+                "str(value))",
+    "prompt_too_long": "{name} row {index}: the prompt has {length} tokens, "
+                       "{short} is {limit}: raise {field} or shorten the "
+                       "prompt",
+    "unknown_text": "{name}: {rows} of {total} rows have characters outside "
+                    "the tokenizer's vocabulary, which all become {unk}, so "
+                    "the model cannot tell them apart ({per_column}; e.g. row "
+                    "{row} {column!r} {start!r}: {examples}): write the text "
+                    "in characters the tokenizer knows, or use a tokenizer "
+                    "that knows them",
+    "enough_prompts": "train_dataset has {have} prompts; one generation "
+                      "needs {needed} (per_device_train_batch_size x "
+                      "steps_per_generation x processes / num_generations): "
+                      "add prompts or lower those settings",
+    # reward functions
+    "no_rewards": "GRPOTrainer needs at least one reward function, got "
+                  "reward_funcs=[]: e.g. reward_funcs=[kit.tasks."
+                  "correctness_reward]",
+    "not_callable": "reward_funcs[{i}] is {shown} ({kind}), not a function: "
+                    "give functions reward(prompts, completions, **columns) "
+                    "-> list[float]",
+    "reward_raised": "reward function {name} raised {kind}: {error} (it gets "
+                     "prompts, completions and the dataset columns "
+                     "{columns} as keyword arguments)",
+    "reward_shape": "reward function {name} returned an array of shape "
+                    "{shape}: return one float per completion",
+    "reward_unreadable": "reward function {name} returned a {kind} whose "
+                         "values cannot be read ({error_kind}: {error}): "
+                         "return a list with one float per completion",
+    "reward_not_a_list": "reward function {name} returned a {kind}, not one "
+                         "value per completion: return a list with one float "
+                         "per completion",
+    "reward_count": "reward function {name} returned {have} values for "
+                    "{wanted} completions: return a list with one float per "
+                    "completion",
+    "reward_not_a_number": "reward function {name} returned {shown} for "
+                           "completion {i} ({completion!r}): return a float "
+                           "for every completion, 0.0 for no reward",
+    "reward_not_finite": "reward function {name} returned {shown} for "
+                         "completion {i} ({completion!r}): rewards must be "
+                         "finite float32 numbers; clip them (e.g. "
+                         "max(math.log(p), -10.0) instead of math.log(p))",
+}}
+
+
+def refusal(key, **fields):
+    """The ValueError of MESSAGES[key], in the kit's language."""
+    return ValueError(i18n.text(MESSAGES, key, **fields))
+
+
+# ------------------------------------------------------------------ configs
+
+# TrainingArguments' counts that the kit's formulas multiply and divide by:
+# checked before any of them is used.
+BATCH_RULES = [
+    ("per_device_train_batch_size", int, ">= 1", "try 8"),
+    ("gradient_accumulation_steps", int, ">= 1",
+     "1 means no accumulation"),
+]
+_BOUNDS = {">": operator.gt, ">=": operator.ge}
+
+
+def check_fields(config, rules):
+    """Refuse a setting of the wrong type or range, naming it and the fix.
+
+    Each rule is (field, kind, bound, fix): kind `int` for counts (a whole
+    number; True is not one), `float` for a finite number; bound ">= 1".
+    """
+    for field, kind, bound, fix in rules:
+        value = getattr(config, field)
+        if _fits(value, kind, bound):
+            continue
+        what = "a whole number" if kind is int else "a finite number"
+        shown = _shown(value)
+        if not _is_number(value, kind):
+            shown += f" ({type(value).__name__}"
+            shown += ": write it without quotes)" if isinstance(
+                value, str) else ")"
+        raise refusal("field", owner=type(config).__name__, field=field,
+                      what=what, bound=bound, shown=shown, fix=fix)
+
+
+def _is_number(value, kind):
+    wanted = numbers.Integral if kind is int else numbers.Real
+    return isinstance(value, wanted) and not isinstance(value, bool)
+
+
+def _fits(value, kind, bound):
+    op, limit = bound.split()
+    return (_is_number(value, kind) and _finite(value)
+            and _BOUNDS[op](value, float(limit)))
+
+
+def _finite(value):
+    """Not nan, not inf, and not an int too big for a float (10**400)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+# ------------------------------------------------------------------ inputs
+
+def as_dataset(name, data):
+    """The inputs the trainers accept, as a Dataset, or one line why not.
+
+    A list of dicts and a DataFrame are converted (Dataset.from_list,
+    Dataset.from_pandas); a streamed IterableDataset is refused: the
+    samplers need to know how many rows there are.
+    """
+    pandas = sys.modules.get("pandas")  # not imported: no DataFrame exists
+    if isinstance(data, Dataset):
+        return data
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        return Dataset.from_pandas(data, preserve_index=False)
+    if isinstance(data, list) and all(isinstance(r, dict) for r in data):
+        return Dataset.from_list(data)
+    if isinstance(data, IterableDataset):
+        raise refusal("streamed", name=name)
+    if isinstance(data, DatasetDict):
+        raise refusal("splits", name=name, splits=list(data),
+                      first=next(iter(data), "train"))
+    raise refusal("not_a_dataset", name=name, kind=type(data).__name__)
+
+
+def check_tokenizer(trainer, tokenizer):
+    if tokenizer is None or tokenizer.pad_token_id is None:
+        raise refusal("no_pad_token", trainer=trainer)
+
+
+def check_dataset(name, dataset, columns, algorithm, rows):
+    """-> the dataset: one we accept, with the columns, rows, and text."""
+    if isinstance(dataset, list) and not dataset:
+        raise refusal("empty", name=name, algorithm=algorithm, rows=rows)
+    dataset = as_dataset(name, dataset)
+    missing = [c for c in columns if c not in dataset.column_names]
+    if missing:
+        raise refusal("no_column", name=name, column=missing[0],
+                      algorithm=algorithm, columns=list(columns),
+                      has=dataset.column_names)
+    if len(dataset) == 0:
+        raise refusal("empty", name=name, algorithm=algorithm, rows=rows)
+    for column in columns:
+        if _all_text(dataset, column):
+            continue  # Arrow knows: no need to look at every row
+        for index, value in enumerate(dataset[column]):
+            if not isinstance(value, str):
+                raise refusal("not_text", name=name, index=index,
+                              column=column, value=value,
+                              kind=type(value).__name__)
+    return dataset
+
+
+def _all_text(dataset, column):
+    """True when the column's Arrow type is text and no cell is missing."""
+    feature = getattr(dataset, "features", {}).get(column)
+    return (getattr(feature, "dtype", None) in ("string", "large_string")
+            and dataset.with_format("arrow")[column].null_count == 0)
+
+
+def check_prompt_length(name, index, length, limit, field, room=0):
+    """Refuse row `index` if its prompt and `room` more exceed `limit`."""
+    if length + room > limit:
+        raise refusal("prompt_too_long", name=name, index=index,
+                      length=length, short=field.split(".")[1], limit=limit,
+                      field=field)
+
+
+def warn_unknown_text(name, tokenizer, dataset, columns):
+    """Warn, with counts, when text falls outside the tokenizer's vocabulary.
+
+    The toy tokenizer turns every character it does not know into one
+    <unk>, so "42 apples" and "42 pears!" look the same to the model.
+    Tokenizers without an unk token, or with byte fallback, lose nothing.
+    """
+    unk = tokenizer.unk_token_id
+    if unk is None or not tokenizer.is_fast:  # offsets need a fast one
+        return
+    rows, counts, examples, first = set(), {}, {}, None
+    for column in columns:
+        texts = list(dataset[column])
+        lost = _unknown_spans(tokenizer, list(dict.fromkeys(texts)), unk)
+        hit = [i for i, text in enumerate(texts) if text in lost]
+        if not hit:
+            continue
+        rows.update(hit)
+        counts[column] = (len(hit), sum(len("".join(lost[texts[i]]))
+                                        for i in hit))
+        first = first or (hit[0], column, texts[hit[0]])
+        for span in (s for i in hit for s in lost[texts[i]]):
+            if len(examples) >= 5:  # enough to see what is going on
+                break
+            examples.setdefault(span, None)
+    if not rows:
+        return
+    per_column = "; ".join(f"{c!r}: {k} characters in {n} rows"
+                           for c, (n, k) in counts.items())
+    row, column, first_text = first
+    warnings.warn(i18n.text(
+        MESSAGES, "unknown_text", name=name, rows=len(rows),
+        total=len(dataset), unk=tokenizer.unk_token, per_column=per_column,
+        row=row, column=column, start=first_text[:40],
+        examples=", ".join(map(repr, examples))), stacklevel=3)
+
+
+def _unknown_spans(tokenizer, texts, unk):
+    """{text: [the pieces of it that became unk]}, for texts with any."""
+    encoded = tokenizer(texts, add_special_tokens=False,
+                        return_attention_mask=False,
+                        return_offsets_mapping=True)
+    lost = {}
+    for text, ids, offsets in zip(texts, encoded["input_ids"],
+                                  encoded["offset_mapping"]):
+        spans = [text[a:b] for i, (a, b) in zip(ids, offsets) if i == unk]
+        if spans:
+            lost[text] = spans
+    return lost
+
+
+# ------------------------------------------------------------------ rewards
+
+def reward_name(func):
+    """A reward function's name; a partial is named after what it wraps."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    return getattr(func, "__name__", type(func).__name__)
+
+
+def reward_names(reward_funcs):
+    """One name per function, made unique: <lambda>, <lambda>_2, ...
+
+    Metrics are keyed by these names (rewards/<name>), so two functions
+    with the same name would otherwise log as one.
+    """
+    names = []
+    for func in reward_funcs:
+        name, n = reward_name(func), 1
+        while (name if n == 1 else f"{name}_{n}") in names:
+            n += 1
+        names.append(name if n == 1 else f"{name}_{n}")
+    return names
+
+
+def check_reward_funcs(reward_funcs):
+    """-> a list of at least one callable reward function."""
+    funcs = (list(reward_funcs) if isinstance(reward_funcs, (list, tuple))
+             else [reward_funcs])
+    if not funcs:
+        raise refusal("no_rewards")
+    for i, func in enumerate(funcs):
+        if not callable(func):
+            raise refusal("not_callable", i=i, shown=_shown(func),
+                          kind=type(func).__name__)
+    return funcs
+
+
+def score(reward_funcs, prompts, completions, columns):
+    """Call every reward function; refuse an answer we cannot train on.
+
+    Each function gets its own copies of the lists, so one that edits them
+    in place cannot change what the next one sees.
+    Returns (B, F): one column per reward function.
+    """
+    scores = []
+    for func, name in zip(reward_funcs, reward_names(reward_funcs)):
+        try:
+            values = func(prompts=list(prompts),
+                          completions=list(completions),
+                          **copy.deepcopy(columns))
+        except Exception as error:
+            raise refusal("reward_raised", name=name,
+                          kind=type(error).__name__, error=error,
+                          columns=sorted(columns)) from error
+        scores.append(torch.tensor(_reward_values(name, values, completions),
+                                   dtype=torch.float32))
+    return torch.stack(scores, dim=1)
+
+
+def check_prompts(name, dataset, tokenizer, args, reward_funcs):
+    """GRPO's datasets -> the dataset; refuse bad input before training."""
+    dataset = check_dataset(name, dataset, ["prompt"], "GRPO", "prompts")
+    warn_unknown_text(name, tokenizer, dataset, ["prompt"])
+    encoded = tokenizer(list(dataset["prompt"]))["input_ids"]
+    lengths = [len(ids) for ids in encoded]
+    longest = max(range(len(lengths)), key=lengths.__getitem__)
+    check_prompt_length(name, longest, lengths[longest],
+                        args.max_prompt_length, "GRPOConfig.max_prompt_length")
+    # A dry run of every reward function on two rows, so that a broken one
+    # fails now and not after the first generate().
+    rows = dataset.select(range(min(2, len(dataset))))
+    columns = {key: list(rows[key]) for key in rows.column_names
+               if key != "prompt"}
+    score(reward_funcs, list(rows["prompt"]), ["0"] * len(rows), columns)
+    return dataset
+
+
+def check_enough_prompts(dataset, needed):
+    """GRPO's train_dataset must fill one generation's big batch."""
+    if dataset is not None and len(dataset) < needed:
+        raise refusal("enough_prompts", have=len(dataset), needed=needed)
+
+
+def _reward_values(name, values, completions):
+    """One float per completion, from a list, tuple, 1-D array or tensor."""
+    if hasattr(values, "ndim") and values.ndim != 1:
+        raise refusal("reward_shape", name=name, shape=tuple(values.shape))
+    if hasattr(values, "tolist"):  # numpy arrays and tensors
+        try:
+            values = values.tolist()
+        except Exception as error:  # a meta tensor has no values to read
+            raise refusal("reward_unreadable", name=name,
+                          kind=type(values).__name__,
+                          error_kind=type(error).__name__,
+                          error=error) from error
+    if not isinstance(values, (list, tuple)):
+        raise refusal("reward_not_a_list", name=name,
+                      kind=type(values).__name__)
+    if len(values) != len(completions):
+        raise refusal("reward_count", name=name, have=len(values),
+                      wanted=len(completions))
+    for i, value in enumerate(values):
+        # value != value: nan, without math.isnan's overflow on 10**400
+        if not isinstance(value, numbers.Real) or value != value:
+            raise refusal("reward_not_a_number", name=name,
+                          shown=_shown(value), i=i,
+                          completion=completions[i])
+        if not abs(value) <= FLOAT32_MAX:  # inf, or inf once in float32
+            raise refusal("reward_not_finite", name=name,
+                          shown=_shown(value), i=i,
+                          completion=completions[i])
+    return [float(v) for v in values]
+
+
+def _shown(value):
+    """repr(value), cut short: 10**400 has 401 digits."""
+    text = repr(value)
+    return text if len(text) <= 40 else (
+        f"{text[:20]}... ({len(text)} characters)")
+
