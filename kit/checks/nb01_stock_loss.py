@@ -87,53 +87,14 @@ def _lm_case(seed, batch, length, vocab, prompts, padding):
 
 
 @exercise("causal_lm_loss", stars=1, notebook=NOTEBOOK,
-          answer=losses.causal_lm_loss, hints=[
-              "Position t predicts token t+1: drop the last position of the "
-              "logits and the first of the labels.",
-              "F.cross_entropy wants (N, V) scores and (N,) targets: flatten "
-              "both with .reshape(-1, V) and .reshape(-1).",
-              "Leave -100 in the labels: ignore_index=-100 skips prompt and "
-              "padding, and the default reduction='mean' takes one mean over "
-              "the labelled tokens of the whole batch (not per row, not a "
-              "sum).",
-              "The Trainer calls .backward() on your loss: keep it attached "
-              "to the logits, with no .detach(), .item() or torch.no_grad().",
-          ], symptoms={"crash": 2}, mistakes=[
-              Mistake("not_shifted", "not shifted", "position t must predict "
-                      "token t+1, so drop the last logit and the first label",
-                      "compare logits[:, :-1] with labels[:, 1:]",
-                      not_shifted, rung=1),
-              Mistake("shifted_wrong_way", "shifted the wrong way",
-                      "logits[:, 1:] against labels[:, :-1] asks each "
-                      "position for the token *before* it",
-                      "drop the *last* logit and the *first* label: "
-                      "logits[:, :-1], labels[:, 1:]", shifted_wrong_way,
-                      rung=1),
-              Mistake("minus_100_counted", "-100 counted", "prompt and "
-                      "padding positions count in the mean, so the loss is "
-                      "too small", "average over labelled tokens only: "
-                      "ignore_index=-100 does it", minus_100_counted, rung=3),
-              Mistake("minus_100_as_token_0", "-100 read as token 0",
-                      "replacing -100 by 0 makes every prompt and padding "
-                      "position a target (token 0), and they count in the "
-                      "mean", "leave -100 in the labels: F.cross_entropy "
-                      "skips it (ignore_index=-100)", minus_100_as_token_0,
-                      rung=3),
-              Mistake("per_sequence_mean", "per-sequence mean", "a mean per "
-                      "row, then over rows, gives a short answer's tokens "
-                      "more weight than a long one's",
-                      "one mean over all labelled tokens of the batch: "
-                      "flatten first, then F.cross_entropy",
-                      per_sequence_mean, rung=3),
-              Mistake("sum_not_divided", "sum without dividing", "a sum "
-                      "grows with the number of tokens: the loss should be a "
-                      "mean", "keep F.cross_entropy's default "
-                      "reduction='mean'", sum_not_divided, rung=3),
-              Mistake("detached", "detached loss", "the loss carries no "
-                      "gradient (.detach(), .item() or torch.no_grad()), so "
-                      "training stops with 'element 0 of tensors does not "
-                      "require grad'", "return the tensor F.cross_entropy "
-                      "gives, with autograd on", detached_loss, rung=4),
+          answer=losses.causal_lm_loss, symptoms={"crash": 2}, mistakes=[
+              Mistake("not_shifted", not_shifted, rung=1),
+              Mistake("shifted_wrong_way", shifted_wrong_way, rung=1),
+              Mistake("minus_100_counted", minus_100_counted, rung=3),
+              Mistake("minus_100_as_token_0", minus_100_as_token_0, rung=3),
+              Mistake("per_sequence_mean", per_sequence_mean, rung=3),
+              Mistake("sum_not_divided", sum_not_divided, rung=3),
+              Mistake("detached", detached_loss, rung=4),
           ])
 def observe_causal_lm_loss(candidate):
     seen = {}
@@ -257,44 +218,12 @@ SPLIT = [1, 3]  # rows per micro-batch: uneven, as an epoch's last batch is
 @exercise("compute_loss", stars=2, notebook=NOTEBOOK, answer=MyTrainer,
           solution=MyTrainer, method="compute_loss",
           uses=[("causal_lm_loss", "causal_lm_loss", losses.causal_lm_loss)],
-          hints=[
-              "Take the labels out of `inputs` (inputs.pop('labels')), run "
-              "model(**inputs) and give outputs.logits to your loss.",
-              "Return just the loss, or (loss, outputs) when return_outputs "
-              "is True: evaluate() asks for both.",
-              "num_items_in_batch is the token count of the whole "
-              "accumulated batch, or None (evaluation): a mean may ignore "
-              "it; a sum is divided by it, only when it is given, and by "
-              "nothing else (it already spans every micro-batch).",
-              "The Trainer calls .backward() on the loss: compute it with "
-              "autograd on, no .detach(), .item() or torch.no_grad().",
-          ], symptoms={"crash": 1}, mistakes=[
-              Mistake("always_tuple", "always a tuple", "training calls "
-                      "compute_loss with return_outputs=False and wants the "
-                      "loss alone", "return (loss, outputs) if "
-                      "return_outputs else loss", AlwaysTuple, rung=2),
-              Mistake("ignores_return_outputs", "ignores return_outputs",
-                      "evaluate() asks for (loss, outputs) with "
-                      "return_outputs=True", "return (loss, outputs) if "
-                      "return_outputs else loss", IgnoresReturnOutputs,
-                      rung=2),
-              Mistake("divides_by_none", "divides by a None "
-                      "num_items_in_batch", "evaluation (and any call "
-                      "outside training) passes num_items_in_batch=None",
-                      "divide by num_items_in_batch only when it is given; "
-                      "else take the mean", DividesByNone, rung=3),
-              Mistake("divides_by_ga_too", "divides by the accumulation "
-                      "steps too", "num_items_in_batch already counts the "
-                      "tokens of every micro-batch: dividing also by "
-                      "gradient_accumulation_steps makes the step GA times "
-                      "too small", "divide the summed loss by "
-                      "num_items_in_batch alone", DividesByGATooo, rung=3),
-              Mistake("detached", "detached loss", "the loss carries no "
-                      "gradient to the model (.detach(), .item() or "
-                      "torch.no_grad()), so training stops with 'element 0 "
-                      "of tensors does not require grad'", "run the model "
-                      "and the loss with autograd on, and return the loss "
-                      "tensor itself", DetachedLoss, rung=4),
+          symptoms={"crash": 1}, mistakes=[
+              Mistake("always_tuple", AlwaysTuple, rung=2),
+              Mistake("ignores_return_outputs", IgnoresReturnOutputs, rung=2),
+              Mistake("divides_by_none", DividesByNone, rung=3),
+              Mistake("divides_by_ga_too", DividesByGATooo, rung=3),
+              Mistake("detached", DetachedLoss, rung=4),
           ], judge=lambda candidate, seen, expected: _judge_compute_loss(
               seen, expected))
 def observe_compute_loss(candidate):

@@ -4,7 +4,7 @@ import torch
 
 from kit.checks.compare import attempt
 from kit.checks.core import Mistake, exercise
-from kit.checks.grpo import (NOTEBOOK, MyGRPOTrainer, _trainer, first_problem,
+from kit.checks.nb04_grpo_dataloader import (NOTEBOOK, MyGRPOTrainer, _trainer, first_problem,
                              judge_facts)
 from kit.trainers import GRPOTrainer
 
@@ -254,59 +254,14 @@ def _covers(slices, first):
           uses=[("get_train_dataloader", "get_train_dataloader",
                  GRPOTrainer.get_train_dataloader)],
           judge=lambda candidate, seen, expected: _judge_slices(seen),
-          hints=[
-              "Generate only when self._step % k == 0 (or the buffer is "
-              "empty): self._generate_and_score(generation_batch). In "
-              "between, serve from the buffer.",
-              "Use the step, then count it: choose the slice "
-              "self._buffer[self._step % k], and only then self._step += 1 "
-              "— every call, or the buffer is refilled at the wrong step.",
-              "Cut the generated batch into k slices of equal size, keeping "
-              "every key (None stays None) in each slice.",
-              "Shuffle the rows before cutting, with one order for every "
-              "key: order = torch.randperm(n), then value[rows] for rows in "
-              "order.chunk(k). Each slice mixes prompts, and row i of every "
-              "key is still the same completion.",
-              "In eval mode (not self.model.training), generate greedily and "
-              "serve everything: no buffer.",
-          ], mistakes=[
-              Mistake("generates_every_step", "generates every step", "the "
-                      "buffer is refilled at each call, so k slices never "
-                      "share one generate()", "generate only when "
-                      "self._step % k == 0", GeneratesEveryStep, rung=1),
-              Mistake("no_eval_branch", "no eval branch", "evaluation then "
-                      "samples and serves one slice: held-out answers must "
-                      "be greedy and complete", "first: if not "
-                      "self.model.training: return self._generate_and_score("
-                      "generation_batch, greedy=True)", NoEvalBranch, rung=5),
-              Mistake("step_never_counted", "step never counted",
-                      "self._step stays 0, so every step generates anew and "
-                      "serves slice 0 — k brings no saving at all", "add "
-                      "self._step += 1 before returning the slice",
-                      StepNeverCounted, rung=2),
-              Mistake("none_values_dropped", "None values dropped",
-                      "compute_loss reads inputs['old_per_token_logps'] even "
-                      "when it is None: a missing key is a KeyError two "
-                      "cells later", "keep every key: None if value is None "
-                      "else value[rows]", DropsNoneValues, rung=3),
-              Mistake("keys_shuffled_apart", "keys shuffled apart", "each "
-                      "key got its own order, so a slice's completion_ids, "
-                      "masks and advantages belong to different completions: "
-                      "it trains, on nonsense", "one order = torch.randperm(n)"
-                      " for the batch, then value[rows] for every key",
-                      KeysShuffledApart, rung=4),
-              Mistake("refilled_on_wrong_step", "refilled on the wrong step",
-                      "counting the step before using it generates at steps "
-                      "0, 2, 5 instead of 0, 3: one generation comes from "
-                      "the old prompts and slices go unserved", "test "
-                      "self._step % k and serve self._buffer[self._step % k] "
-                      "first, then self._step += 1", CountsFirst, rung=2),
-              Mistake("not_shuffled", "not shuffled", "each slice then "
-                      "holds whole groups in generation order: with GA < k, "
-                      "an optimizer step sees only a few prompts (TRL "
-                      "shuffles, shuffle_sequence_dict)", "order = "
-                      "torch.randperm(n), then value[rows] for rows in "
-                      "order.chunk(k)", NotShuffled, rung=4),
+          mistakes=[
+              Mistake("generates_every_step", GeneratesEveryStep, rung=1),
+              Mistake("no_eval_branch", NoEvalBranch, rung=5),
+              Mistake("step_never_counted", StepNeverCounted, rung=2),
+              Mistake("none_values_dropped", DropsNoneValues, rung=3),
+              Mistake("keys_shuffled_apart", KeysShuffledApart, rung=4),
+              Mistake("refilled_on_wrong_step", CountsFirst, rung=2),
+              Mistake("not_shuffled", NotShuffled, rung=4),
           ])
 def observe_prepare_inputs(candidate):
     # the Trainer seeds torch, so does the shuffle: leave the notebook's

@@ -148,47 +148,13 @@ def _in_groups(prompts, G):
           answer=GRPOTrainer, solution=MyGRPOTrainer,
           method="get_train_dataloader",
           judge=lambda candidate, seen, expected: _judge_batches(seen),
-          hints=[
-              "Start from the stock method: it returns self._get_dataloader("
-              "...) with batch_size=self._train_batch_size — so accelerate "
-              "prepares the loader, as for any Trainer.",
-              "Multiply that batch size by self.args.steps_per_generation: "
-              "one batch holds the completions of k steps.",
-              "The factor is k exactly: not num_generations (the batch size "
-              "already counts completions), not k + 1, not "
-              "gradient_accumulation_steps (often equal to k, not always).",
-              "Keep sampler_fn=self._get_train_sampler: the sampler repeats "
-              "each prompt G times and each big batch k times.",
-          ], mistakes=[
-              Mistake("no_times_k", "no ×k", "one batch must hold the "
-                      "prompts of k steps: the stock batch size serves one",
-                      "batch_size=self._train_batch_size * "
-                      "self.args.steps_per_generation", NoTimesK, rung=2),
-              Mistake("times_G", "×G", "num_generations is already in the "
-                      "batch size (it counts completions); the batch grows "
-                      "with the steps it serves, k", "multiply by "
-                      "self.args.steps_per_generation, not num_generations",
-                      TimesG, rung=3),
-              Mistake("times_k_plus_1", "×(k+1)", "a batch serves k steps, "
-                      "not k + 1: the extra slice is generated and never "
-                      "trained on", "multiply by "
-                      "self.args.steps_per_generation alone", TimesKPlusOne,
-                      rung=3),
-              Mistake("times_GA", "×GA", "gradient_accumulation_steps "
-                      "counts micro-steps per optimizer step; the buffer "
-                      "serves steps_per_generation of them (k = GA is only "
-                      "the default)", "multiply by "
-                      "self.args.steps_per_generation", TimesGA, rung=3),
-              Mistake("no_sampler", "no sampler", "without GRPO's "
-                      "sampler each prompt comes once: no groups of G, no "
-                      "batch served k times", "pass "
-                      "sampler_fn=self._get_train_sampler", NoSampler,
-                      rung=4),
-              Mistake("plain_dataloader", "a plain DataLoader", "the "
-                      "Trainer's loaders go through accelerate (devices, "
-                      "several processes, resuming)", "build it with "
-                      "self._get_dataloader(...), as the stock method does",
-                      PlainDataLoader, rung=1),
+          mistakes=[
+              Mistake("no_times_k", NoTimesK, rung=2),
+              Mistake("times_G", TimesG, rung=3),
+              Mistake("times_k_plus_1", TimesKPlusOne, rung=3),
+              Mistake("times_GA", TimesGA, rung=3),
+              Mistake("no_sampler", NoSampler, rung=4),
+              Mistake("plain_dataloader", PlainDataLoader, rung=1),
           ])
 def observe_get_train_dataloader(candidate):
     with torch.random.fork_rng(devices=[]):  # the Trainer seeds torch

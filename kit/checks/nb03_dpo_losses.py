@@ -78,51 +78,13 @@ LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
 
 
 @exercise("sequence_logps", stars=1, notebook=NOTEBOOK,
-          answer=losses.sequence_logps, solution=sequence_logps, hints=[
-              "Same shift as the LM loss: logits[:, :-1] score the tokens "
-              "input_ids[:, 1:], and the mask follows: "
-              "completion_mask[:, 1:].",
-              "Stay in log space: log_softmax over the vocabulary, then "
-              ".gather(-1, targets.unsqueeze(-1)).squeeze(-1) picks each "
-              "token's log-prob. A product of 60 probabilities underflows "
-              "to 0; a sum of their logs does not.",
-              "Multiply by the mask and .sum(-1): a sum, not a mean — DPO "
-              "compares log-probabilities of whole sequences, and prompt "
-              "and padding tokens must add nothing.",
-              "Keep the graph: no .detach(), no torch.no_grad() — DPO's "
-              "gradient flows through these log-probs to the policy.",
-          ], mistakes=[
-              Mistake("not_shifted", "not shifted", "the logits at t score "
-                      "token t+1, so each token was scored by its own "
-                      "position", "logits[:, :-1] against input_ids[:, 1:], "
-                      "and completion_mask[:, 1:]", logps_not_shifted,
-                      rung=1),
-              Mistake("prompt_included", "prompt included", "without the "
-                      "mask the prompt's (and padding's) tokens are summed "
-                      "too", "multiply the token log-probs by "
-                      "completion_mask[:, 1:] before the sum",
-                      logps_prompt_included, rung=3),
-              Mistake("mean_not_sum", "mean instead of sum", "DPO compares "
-                      "the log-probability of whole completions: a sum over "
-                      "their tokens", "drop the division: .sum(-1) alone",
-                      logps_mean, rung=3),
-              Mistake("mask_not_shifted", "mask not shifted", "the token "
-                      "log-probs are shifted (they score tokens 1..T-1) but "
-                      "the mask is not, so it is off by one",
-                      "shift the mask with the tokens: completion_mask[:, 1:]",
-                      logps_mask_not_shifted, rung=1),
-              Mistake("log_of_product", "log of a product", "the "
-                      "probabilities of a long completion multiply to less "
-                      "than float32 can hold: the product is 0 and its log "
-                      "-inf", "add log-probs instead: log_softmax, gather, "
-                      "then (token_logps * mask).sum(-1)",
-                      logps_log_of_product, rung=2),
-              Mistake("detached", "detached log-probs", "computed under "
-                      "torch.no_grad() (or .detach()ed), the log-probs carry "
-                      "no gradient: DPO could not train the policy with "
-                      "them", "drop the no_grad / .detach(): only the "
-                      "reference model runs without gradients, in "
-                      "compute_loss", logps_detached, rung=4),
+          answer=losses.sequence_logps, solution=sequence_logps, mistakes=[
+              Mistake("not_shifted", logps_not_shifted, rung=1),
+              Mistake("prompt_included", logps_prompt_included, rung=3),
+              Mistake("mean_not_sum", logps_mean, rung=3),
+              Mistake("mask_not_shifted", logps_mask_not_shifted, rung=1),
+              Mistake("log_of_product", logps_log_of_product, rung=2),
+              Mistake("detached", logps_detached, rung=4),
           ])
 def observe_sequence_logps(candidate):
     seen = {}
@@ -271,59 +233,15 @@ def _judge_pair_loss(candidate, seen, expected):
 
 
 @exercise("dpo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dpo_loss,
-          solution=dpo_loss, judge=_judge_pair_loss, hints=[
-              "First the log-ratios: π_c − ref_c for chosen, π_r − ref_r for "
-              "rejected — the reference is what anchors the policy.",
-              "The margin is chosen minus rejected: (π_c − ref_c) − (π_r − "
-              "ref_r). The other way round trains the policy to prefer the "
-              "rejected answer.",
-              "β multiplies the whole margin, β · (chosen − rejected) — the "
-              "published snippet puts it on the chosen side only.",
-              "The loss is −F.logsigmoid(β · margin): the log of σ, not σ, "
-              "and a minus in front, so that minimising it widens the "
-              "margin.",
-              "Keep one loss per pair, shape (B,), with its gradient: no "
-              ".mean() — the trainer divides by the pairs of the whole "
-              "accumulated step — and no .detach() on the losses.",
-              "The rewards β · log-ratio are only logged: .detach() them.",
-          ], mistakes=[
-              Mistake("published_snippet", "the published snippet",
-                      "β·chosen − rejected multiplies only the chosen side "
-                      "by β", "brackets: β · (chosen − rejected)",
-                      dpo_as_published, rung=3),
-              Mistake("mean_not_per_pair", ".mean() instead of per-pair "
-                      "losses", "the trainer sums the losses and divides "
-                      "by the pairs of the whole accumulated step",
-                      "return one loss per pair, shape (B,): no .mean()",
-                      dpo_mean, rung=5),
-              Mistake("rewards_not_detached", "rewards not detached", "the "
-                      "rewards are only logged; attached, they keep the "
-                      "graph alive", "beta * chosen_logratios.detach()",
-                      dpo_rewards_attached, rung=6),
-              Mistake("losses_detached", "losses detached", "the losses "
-                      "are what the Trainer calls .backward() on: detached, "
-                      "they carry no gradient (only the rewards are for "
-                      "logging)", "return the losses as computed; "
-                      ".detach() only the rewards", dpo_losses_detached,
-                      rung=5),
-              Mistake("no_reference", "no reference", "the log-ratios are "
-                      "π − ref: without the reference nothing anchors the "
-                      "policy", "subtract ref_chosen_logps and "
-                      "ref_rejected_logps first", dpo_no_reference, rung=1),
-              Mistake("chosen_rejected_swapped", "chosen and rejected "
-                      "swapped", "the margin is rejected minus chosen: "
-                      "minimising the loss then makes the rejected answer "
-                      "more likely", "chosen_logratios - rejected_logratios",
-                      dpo_swapped, rung=2),
-              Mistake("sigmoid_not_logsigmoid", "sigmoid for logsigmoid",
-                      "−σ(β·margin) is bounded and flat where the policy is "
-                      "most wrong: DPO's loss is −log σ", "-F.logsigmoid("
-                      "beta * (chosen_logratios - rejected_logratios))",
-                      dpo_sigmoid, rung=4),
-              Mistake("no_minus", "no minus sign", "log σ(β·margin) is the "
-                      "log-likelihood to maximise; the Trainer minimises, "
-                      "so that narrows the margin", "put a minus in front: "
-                      "-F.logsigmoid(...)", dpo_no_minus, rung=4),
+          solution=dpo_loss, judge=_judge_pair_loss, mistakes=[
+              Mistake("published_snippet", dpo_as_published, rung=3),
+              Mistake("mean_not_per_pair", dpo_mean, rung=5),
+              Mistake("rewards_not_detached", dpo_rewards_attached, rung=6),
+              Mistake("losses_detached", dpo_losses_detached, rung=5),
+              Mistake("no_reference", dpo_no_reference, rung=1),
+              Mistake("chosen_rejected_swapped", dpo_swapped, rung=2),
+              Mistake("sigmoid_not_logsigmoid", dpo_sigmoid, rung=4),
+              Mistake("no_minus", dpo_no_minus, rung=4),
           ])
 def observe_dpo_loss(candidate):
     return {f"beta={beta}": attempt(_run_pair_loss, candidate, beta)
@@ -333,25 +251,10 @@ def observe_dpo_loss(candidate):
 # ------------------------------------------------------------ dpo_snippet
 
 @exercise("dpo_snippet", stars=2, notebook=NOTEBOOK, answer=fixed_snippet,
-          hints=[
-              "Operator precedence: in β·a − b, β multiplies a alone.",
-              "Write the paper's β·(a − b) with the brackets: β scales the "
-              "whole difference, neither side alone.",
-              "Keep the minus in front: the loss is −log σ(β·(a − b)).",
-          ], mistakes=[
-              Mistake("published_snippet", "the published snippet",
-                      "β·a − b multiplies only the chosen side by β",
-                      "brackets: β · (chosen_scores − rejected_scores)",
-                      published_snippet, rung=1),
-              Mistake("beta_on_rejected", "β on the rejected side", "a − "
-                      "β·b scales only the rejected side: the same slip as "
-                      "the snippet's, mirrored", "brackets: β · "
-                      "(chosen_scores − rejected_scores)",
-                      snippet_beta_on_rejected, rung=2),
-              Mistake("no_minus", "no minus sign", "log σ(...) is what DPO "
-                      "maximises; the loss to minimise is its negative",
-                      "-F.logsigmoid(beta * (chosen_scores - "
-                      "rejected_scores))", snippet_no_minus, rung=3),
+          mistakes=[
+              Mistake("published_snippet", published_snippet, rung=1),
+              Mistake("beta_on_rejected", snippet_beta_on_rejected, rung=2),
+              Mistake("no_minus", snippet_no_minus, rung=3),
           ])
 def observe_dpo_snippet(candidate):
     chosen, rejected = _pairs(3)[:2]

@@ -6,7 +6,7 @@ import tempfile
 import torch
 
 from kit import losses, tasks
-from kit.checks import dpo
+from kit.checks import nb03_dpo_losses as dpo
 from kit.checks.compare import (Mismatch, Raised, attempt, compare,
                                 describe_error)
 from kit.checks.core import Mistake, exercise, paused
@@ -188,61 +188,15 @@ def _compute(trainer, batch, **options):
           uses=[("sequence_logps", "sequence_logps", losses.sequence_logps),
                 ("dpo_loss", "dpo_loss", losses.dpo_loss)],
           judge=lambda candidate, seen, expected: _judge(seen, expected),
-          hints=[
-              "One forward pass of the policy over inputs['input_ids'] (with "
-              "its attention_mask); sequence_logps with "
-              "inputs['completion_mask'] — not the attention mask, which "
-              "covers the prompt too — gives (2B,) log-probs.",
-              "The reference runs under torch.no_grad(): self.ref_model(...), "
-              "the same inputs. Not the policy, detached: its log-ratios "
-              "would all be 0.",
-              "The collator stacks [chosen; rejected]: chosen, rejected = "
-              "logps.chunk(2), in that order, for the reference too.",
-              "Only the reference goes under no_grad: the policy's forward "
-              "must keep its graph, or the loss has no gradient to train "
-              "with.",
-              "Return one number: losses.sum() / (num_items_in_batch or "
-              "len(losses)). num_items_in_batch already counts the pairs of "
-              "every micro-batch of the step: no .mean(), no division by "
-              "gradient_accumulation_steps.",
-          ], mistakes=[
-              Mistake("attention_mask_as_completion_mask", "attention mask "
-                      "as completion mask", "the prompt's log-probs cancel "
-                      "in the loss, but the logged log-probs and rewards "
-                      "count the prompt too", "pass "
-                      "inputs['completion_mask'] to sequence_logps",
+          mistakes=[
+              Mistake("attention_mask_as_completion_mask",
                       AttentionMaskAsCompletionMask, rung=1),
-              Mistake("policy_as_reference", "policy as its own reference",
-                      "with ref = π (detached) every log-ratio is 0: the loss "
-                      "is log 2 whatever the policy does", "run "
-                      "self.ref_model under torch.no_grad() for the "
-                      "reference log-probs", PolicyAsItsOwnReference, rung=2),
-              Mistake("mean_over_micro_batch", "mean over a micro-batch",
-                      "under gradient accumulation each micro-batch's mean "
-                      "gets the same weight, whatever its size", "return "
-                      "losses.sum() / (num_items_in_batch or len(losses))",
-                      MeanOverMicroBatch, rung=5),
-              Mistake("chunks_swapped", "chosen and rejected swapped", "the "
-                      "first half of the batch is the chosen answers: taken "
-                      "as rejected, DPO learns to prefer the rejected ones",
-                      "chosen, rejected = logps.chunk(2) (and ref_chosen, "
-                      "ref_rejected likewise)", ChunksSwapped, rung=3),
-              Mistake("detached_loss", "detached loss", "the policy's "
-                      "forward ran under torch.no_grad() (or the loss was "
-                      ".detach()ed): training stops at 'element 0 of tensors "
-                      "does not require grad'", "keep only the reference "
-                      "under torch.no_grad()", DetachedLoss, rung=4),
-              Mistake("per_pair_losses", "per-pair losses returned", "the "
-                      "Trainer calls .backward() on what compute_loss "
-                      "returns: it needs one number, not one per pair",
-                      "return losses.sum() / (num_items_in_batch or "
-                      "len(losses))", PerPairLosses, rung=5),
-              Mistake("divides_by_ga", "divided by GA as well",
-                      "num_items_in_batch already counts the pairs of all "
-                      "gradient_accumulation_steps micro-batches: dividing "
-                      "by GA again makes the gradient GA times too small",
-                      "losses.sum() / (num_items_in_batch or len(losses)), "
-                      "nothing more", DividesByGA, rung=5),
+              Mistake("policy_as_reference", PolicyAsItsOwnReference, rung=2),
+              Mistake("mean_over_micro_batch", MeanOverMicroBatch, rung=5),
+              Mistake("chunks_swapped", ChunksSwapped, rung=3),
+              Mistake("detached_loss", DetachedLoss, rung=4),
+              Mistake("per_pair_losses", PerPairLosses, rung=5),
+              Mistake("divides_by_ga", DividesByGA, rung=5),
           ])
 def observe_dpo_compute_loss(candidate):
     with torch.random.fork_rng(devices=[]):  # seeded here and by Trainer

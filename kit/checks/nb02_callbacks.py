@@ -73,31 +73,10 @@ def _flags(callback, log):
 
 
 @exercise("stop_callback", stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
-          hints=[
-              "Override on_log(self, args, state, control, logs=None, "
-              "**kwargs): the Trainer calls it with each log, a dict of "
-              "numbers.",
-              "Not every log has a 'loss' (evaluation logs, the final "
-              "summary): read it with logs.get('loss') and skip the log "
-              "when it is None, rather than reading a missing loss as 0.",
-              "Set control.should_training_stop = True (should_epoch_stop "
-              "only ends the epoch) once the loss is below the target, and "
-              "return control.",
-          ], symptoms={"crash": 2}, mistakes=[
-              Mistake("loss_on_eval_log", 'logs["loss"] on an eval log',
-                      "evaluation logs and the final summary have no 'loss' "
-                      "key, so the callback crashes the run",
-                      "read it with logs.get('loss') and skip the log when "
-                      "it is None", ReadsLossOnEveryLog, rung=2),
-              Mistake("missing_loss_as_zero", "a missing loss read as 0",
-                      "logs.get('loss', 0) makes an evaluation log look like "
-                      "a loss of 0, so training stops at the first "
-                      "evaluation", "logs.get('loss') and skip the log when "
-                      "it is None", MissingLossAsZero, rung=2),
-              Mistake("should_epoch_stop", "should_epoch_stop", "that flag "
-                      "only ends the current epoch; training goes on",
-                      "set control.should_training_stop = True",
-                      StopsTheEpoch, rung=3),
+          symptoms={"crash": 2}, mistakes=[
+              Mistake("loss_on_eval_log", ReadsLossOnEveryLog, rung=2),
+              Mistake("missing_loss_as_zero", MissingLossAsZero, rung=2),
+              Mistake("should_epoch_stop", StopsTheEpoch, rung=3),
           ], judge=lambda candidate, seen, expected: _judge_stop(
               candidate, seen, expected))
 def observe_stop_callback(candidate):
@@ -185,14 +164,7 @@ def _judge_requests(candidate, seen, expected):
 
 @exercise("callback_or_subclass", stars=2, notebook=NOTEBOOK,
           answer=REQUESTS, judge=_judge_requests,
-          stub="answer each request with 'callback' or 'subclass' in place "
-               "of its '?'",
           solution="answers = " + pprint.pformat(REQUESTS, width=79,
-                                                 sort_dicts=False), hints=[
-              "Ask: does the request only need to *see* the loop (when), or "
-              "must it change *what* the loop computes?",
-              "Callbacks get the state and may set control flags; they never "
-              "see the loss tensor or the batch before it is used.",
-          ])
+                                                 sort_dicts=False))
 def observe_requests(candidate):
     return {}
