@@ -1,11 +1,14 @@
 """Checker for notebook 04's ★★★: the generation buffer, `_prepare_inputs`."""
 
+from contextlib import contextmanager
+
 import torch
 
 from kit.checks.compare import attempt
 from kit.checks.core import Mistake, exercise
-from kit.checks.nb04_grpo_dataloader import (NOTEBOOK, MyGRPOTrainer, _trainer, first_problem,
-                             judge_facts)
+from kit.checks.nb04_grpo_dataloader import (NOTEBOOK, MyGRPOTrainer,
+                                             _trainer, first_problem,
+                                             judge_facts)
 from kit.trainers import GRPOTrainer
 
 
@@ -25,112 +28,97 @@ class MyBufferedTrainer(MyGRPOTrainer):
         return inputs
 
 
+# The mistakes: each delegates to the right answer and changes one thing.
+
+def _reference(trainer, generation_batch):
+    return MyBufferedTrainer._prepare_inputs(trainer, generation_batch)
+
+
+@contextmanager
+def _generation_changed(trainer, change):
+    """Within: trainer._generate_and_score's batch goes through `change`."""
+    own = vars(trainer).get("_generate_and_score")  # the checker's fake
+    generate = trainer._generate_and_score
+    trainer._generate_and_score = lambda *args, **kwargs: change(
+        generate(*args, **kwargs))
+    try:
+        yield
+    finally:
+        if own is None:
+            del trainer._generate_and_score
+        else:
+            trainer._generate_and_score = own
+
+
 class GeneratesEveryStep(MyGRPOTrainer):
     def _prepare_inputs(self, generation_batch):
-        if not self.model.training:
-            return self._generate_and_score(generation_batch, greedy=True)
-        k = self.args.steps_per_generation
-        batch = self._generate_and_score(generation_batch)  # no `if`
-        order = torch.randperm(len(batch["advantages"]))
-        self._buffer = [{key: None if value is None else value[rows]
-                         for key, value in batch.items()}
-                        for rows in order.chunk(k)]
-        inputs = self._buffer[self._step % k]
-        self._step += 1
-        return inputs
+        if self.model.training:
+            self._buffer = None  # as if the `if` were not there
+        return _reference(self, generation_batch)
 
 
 class NoEvalBranch(MyBufferedTrainer):
     def _prepare_inputs(self, generation_batch):
-        k = self.args.steps_per_generation
-        if self._step % k == 0 or self._buffer is None:
-            batch = self._generate_and_score(generation_batch)
-            order = torch.randperm(len(batch["advantages"]))
-            self._buffer = [{key: None if value is None else value[rows]
-                             for key, value in batch.items()}
-                            for rows in order.chunk(k)]
-        inputs = self._buffer[self._step % k]
-        self._step += 1
-        return inputs
+        # in evaluation too: sample, buffer and serve one slice
+        training, self.model.training = self.model.training, True
+        try:
+            return _reference(self, generation_batch)
+        finally:
+            self.model.training = training
 
 
 class StepNeverCounted(MyBufferedTrainer):
     def _prepare_inputs(self, generation_batch):
-        if not self.model.training:
-            return self._generate_and_score(generation_batch, greedy=True)
-        k = self.args.steps_per_generation
-        if self._step % k == 0 or self._buffer is None:
-            batch = self._generate_and_score(generation_batch)
-            order = torch.randperm(len(batch["advantages"]))
-            self._buffer = [{key: None if value is None else value[rows]
-                             for key, value in batch.items()}
-                            for rows in order.chunk(k)]
-        return self._buffer[self._step % k]  # and self._step stays 0
+        step = self._step
+        inputs = _reference(self, generation_batch)
+        self._step = step  # no self._step += 1: it stays 0
+        return inputs
 
 
 class DropsNoneValues(MyBufferedTrainer):
     def _prepare_inputs(self, generation_batch):
+        inputs = _reference(self, generation_batch)
         if not self.model.training:
-            return self._generate_and_score(generation_batch, greedy=True)
-        k = self.args.steps_per_generation
-        if self._step % k == 0 or self._buffer is None:
-            batch = self._generate_and_score(generation_batch)
-            order = torch.randperm(len(batch["advantages"]))
-            self._buffer = [{key: value[rows] for key, value in batch.items()
-                             if value is not None}
-                            for rows in order.chunk(k)]
-        inputs = self._buffer[self._step % k]
-        self._step += 1
-        return inputs
+            return inputs
+        return {key: value for key, value in inputs.items()
+                if value is not None}
 
 
 class KeysShuffledApart(MyBufferedTrainer):
     def _prepare_inputs(self, generation_batch):
-        if not self.model.training:
-            return self._generate_and_score(generation_batch, greedy=True)
-        k = self.args.steps_per_generation
-        if self._step % k == 0 or self._buffer is None:
-            batch = self._generate_and_score(generation_batch)
-            # a new order for each key: row i of one is not row i of another
-            batch = {key: None if value is None
-                     else value[torch.randperm(len(value))]
-                     for key, value in batch.items()}
-            self._buffer = [{key: None if value is None else value.chunk(k)[i]
-                             for key, value in batch.items()}
-                            for i in range(k)]
-        inputs = self._buffer[self._step % k]
-        self._step += 1
-        return inputs
+        # a new order for each key: row i of one is not row i of another
+        def apart(batch):
+            return {key: None if value is None
+                    else value[torch.randperm(len(value))]
+                    for key, value in batch.items()}
+        with _generation_changed(self, apart):
+            return _reference(self, generation_batch)
 
 
 class CountsFirst(MyBufferedTrainer):
     def _prepare_inputs(self, generation_batch):
         if not self.model.training:
-            return self._generate_and_score(generation_batch, greedy=True)
-        k = self.args.steps_per_generation
+            return _reference(self, generation_batch)
         self._step += 1  # counted before it is used
-        if self._step % k == 0 or self._buffer is None:
-            batch = self._generate_and_score(generation_batch)
-            order = torch.randperm(len(batch["advantages"]))
-            self._buffer = [{key: None if value is None else value[rows]
-                             for key, value in batch.items()}
-                            for rows in order.chunk(k)]
-        return self._buffer[self._step % k]
+        inputs = _reference(self, generation_batch)
+        self._step -= 1  # (the reference's own count, undone)
+        return inputs
 
 
 class NotShuffled(MyBufferedTrainer):
     def _prepare_inputs(self, generation_batch):
-        if not self.model.training:
-            return self._generate_and_score(generation_batch, greedy=True)
+        generated = []
+        with _generation_changed(self, lambda batch: generated.append(
+                batch) or batch):
+            inputs = _reference(self, generation_batch)
+        if not (generated and self.model.training):
+            return inputs
+        # cut in generation order, with no torch.randperm
         k = self.args.steps_per_generation
-        if self._step % k == 0 or self._buffer is None:
-            batch = self._generate_and_score(generation_batch)
-            self._buffer = [{key: None if value is None else value.chunk(k)[i]
-                             for key, value in batch.items()}
-                            for i in range(k)]
-        inputs = self._buffer[self._step % k]
-        self._step += 1
-        return inputs
+        self._buffer = [{key: None if value is None else value.chunk(k)[i]
+                         for key, value in generated[0].items()}
+                        for i in range(k)]
+        return self._buffer[(self._step - 1) % k]
 
 
 # ------------------------------------------------------------ observing
