@@ -50,15 +50,13 @@ class AttentionMaskAsCompletionMask(DPOTrainer):
 class PolicyAsItsOwnReference(DPOTrainer):
     def compute_loss(self, model, inputs, return_outputs=False,
                      num_items_in_batch=None):
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]
-        logits = model(input_ids=ids, attention_mask=mask).logits
-        logps = losses.sequence_logps(logits, ids, inputs["completion_mask"])
-        chosen, rejected = logps.chunk(2)
-        out = losses.dpo_loss(chosen, rejected, chosen.detach(),
-                              rejected.detach(), beta=self.args.beta)
-        loss = out[0].sum() / (num_items_in_batch or len(out[0]))
-        self._remember(out[1], out[2], chosen, rejected)
-        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+        reference, self.ref_model = self.ref_model, model  # π, detached
+        try:
+            return MyDPOTrainer.compute_loss(self, model, inputs,
+                                             return_outputs,
+                                             num_items_in_batch)
+        finally:
+            self.ref_model = reference
 
 
 class MeanOverMicroBatch(DPOTrainer):
@@ -71,21 +69,12 @@ class MeanOverMicroBatch(DPOTrainer):
 class ChunksSwapped(DPOTrainer):
     def compute_loss(self, model, inputs, return_outputs=False,
                      num_items_in_batch=None):
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]
-        completion_mask = inputs["completion_mask"]
-        logits = model(input_ids=ids, attention_mask=mask).logits
-        logps = sequence_logps(logits, ids, completion_mask)
-        with torch.no_grad():
-            ref_logits = self.ref_model(input_ids=ids,
-                                        attention_mask=mask).logits
-            ref_logps = sequence_logps(ref_logits, ids, completion_mask)
-        rejected, chosen = logps.chunk(2)  # the collator put chosen first
-        ref_rejected, ref_chosen = ref_logps.chunk(2)
-        out = dpo_loss(chosen, rejected, ref_chosen, ref_rejected,
-                       beta=self.args.beta)
-        loss = out[0].sum() / (num_items_in_batch or len(out[0]))
-        self._remember(out[1], out[2], chosen, rejected)
-        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+        # rejected, chosen = logps.chunk(2): as if the collator had put the
+        # rejected answers first
+        inputs = {key: torch.cat(value.chunk(2)[::-1])
+                  for key, value in inputs.items()}
+        return MyDPOTrainer.compute_loss(self, model, inputs, return_outputs,
+                                         num_items_in_batch)
 
 
 class DetachedLoss(DPOTrainer):

@@ -59,9 +59,12 @@ def _surrogate(logps, old, advantages, epsilon):
     return ratio * advantages.unsqueeze(1), clipped * advantages.unsqueeze(1)
 
 
-def _finish(per_token, logps, mask, beta, ref):
+def _finish(per_token, logps, mask, beta, ref, kl_sign=1):
+    """The reference's tail: + β·KL when β > 0, then the mean per sequence
+    and over sequences. Its arguments are where a mistake differs."""
     if beta > 0:
-        per_token = per_token + beta * losses.per_token_kl(logps, ref)
+        per_token = per_token + kl_sign * beta * losses.per_token_kl(
+            logps, ref)
     mask = mask.float()
     return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
 
@@ -127,8 +130,7 @@ def kl_when_beta_0(per_token_logps, old_per_token_logps, advantages,
                                 advantages, epsilon)
     per_token = -torch.min(plain, clipped) + beta * losses.per_token_kl(
         per_token_logps, ref_per_token_logps)  # no `if beta > 0`
-    mask = completion_mask.float()
-    return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
+    return _finish(per_token, per_token_logps, completion_mask, 0.0, None)
 
 
 def clip_hard_coded(per_token_logps, old_per_token_logps, advantages,
@@ -144,12 +146,9 @@ def kl_sign_reversed(per_token_logps, old_per_token_logps, advantages,
                      ref_per_token_logps=None):
     plain, clipped = _surrogate(per_token_logps, old_per_token_logps,
                                 advantages, epsilon)
-    per_token = -torch.min(plain, clipped)
-    if beta > 0:  # a reward for moving away from the reference
-        per_token = per_token - beta * losses.per_token_kl(
-            per_token_logps, ref_per_token_logps)
-    mask = completion_mask.float()
-    return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
+    # a reward for moving away from the reference
+    return _finish(-torch.min(plain, clipped), per_token_logps,
+                   completion_mask, beta, ref_per_token_logps, kl_sign=-1)
 
 
 def kl_arguments_swapped(per_token_logps, old_per_token_logps, advantages,
@@ -157,12 +156,9 @@ def kl_arguments_swapped(per_token_logps, old_per_token_logps, advantages,
                          ref_per_token_logps=None):
     plain, clipped = _surrogate(per_token_logps, old_per_token_logps,
                                 advantages, epsilon)
-    per_token = -torch.min(plain, clipped)
-    if beta > 0:
-        per_token = per_token + beta * losses.per_token_kl(
-            ref_per_token_logps, per_token_logps)
-    mask = completion_mask.float()
-    return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
+    # KL(ref‖π) for KL(π‖ref): the reference first
+    return _finish(-torch.min(plain, clipped), ref_per_token_logps,
+                   completion_mask, beta, per_token_logps)
 
 
 def ratio_inverted(per_token_logps, old_per_token_logps, advantages,
