@@ -147,9 +147,9 @@ def dpo_rewards_attached(policy_chosen_logps, policy_rejected_logps,
 
 def dpo_no_reference(policy_chosen_logps, policy_rejected_logps,
                      ref_chosen_logps, ref_rejected_logps, beta=0.1):
-    chosen, rejected = policy_chosen_logps, policy_rejected_logps
-    return (-F.logsigmoid(beta * (chosen - rejected)), beta * chosen.detach(),
-            beta * rejected.detach())
+    zero = torch.zeros_like(policy_chosen_logps)  # the reference left out
+    return dpo_loss(policy_chosen_logps, policy_rejected_logps, zero, zero,
+                    beta=beta)
 
 
 def dpo_losses_detached(*logps, beta=0.1):
@@ -159,10 +159,11 @@ def dpo_losses_detached(*logps, beta=0.1):
 
 def dpo_swapped(policy_chosen_logps, policy_rejected_logps,
                 ref_chosen_logps, ref_rejected_logps, beta=0.1):
-    chosen = policy_chosen_logps - ref_chosen_logps
-    rejected = policy_rejected_logps - ref_rejected_logps
-    return (-F.logsigmoid(beta * (rejected - chosen)),  # the wrong way round
-            beta * chosen.detach(), beta * rejected.detach())
+    # the wrong way round: rejected − chosen in the loss (rewards right)
+    losses_, rejected, chosen = dpo_loss(
+        policy_rejected_logps, policy_chosen_logps, ref_rejected_logps,
+        ref_chosen_logps, beta=beta)
+    return losses_, chosen, rejected
 
 
 def dpo_sigmoid(policy_chosen_logps, policy_rejected_logps,
