@@ -48,6 +48,27 @@ MESSAGES = {"en": {
     "not checked": "not checked: {why}",
     "refused.strict": "check() refused: {why}",
 
+    # ----------------------------------------- comparing (compare.py)
+    "compare.in place":
+        "your function changed its input `{name}` in place: work on new "
+        "tensors (x = x * m, not x.mul_(m) or x[...] = ...) — the caller "
+        "still needs its inputs",
+    "compare.value": "{name}: yours {actual!r}, expected {wanted!r}",
+    "compare.no gradient": "{name}: your result carries no gradient",
+    "compare.not a tensor": "{name} should be a torch.Tensor, got {kind}",
+    "compare.not one number":
+        "{name} should be one number (a 0-d tensor), got shape {shape}",
+    "compare.shape": "{name} has shape {shape}, expected {expected}",
+    "compare.dtype": "{name} has dtype {dtype}, expected {expected}",
+    "compare.detached":
+        "{name} carries no gradient: it was cut from the graph (.detach(), "
+        ".item(), torch.tensor(...) or torch.no_grad()), so training cannot "
+        "learn from it",
+    "compare.close": "close (max difference {difference:.1e})",
+    "compare.differs":
+        "{name} differs from the reference: max difference {difference:.3g} "
+        "(yours {actual}, expected {expected})",
+
     # --------------------------------- the answer's kind (blame.py)
     "kind.start": "check({id!r}, ...) expects ",
     "kind.class": "a class, a subclass of {base}",
