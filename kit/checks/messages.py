@@ -64,6 +64,7 @@ MESSAGES = {"en": {
         "{name} carries no gradient: it was cut from the graph (.detach(), "
         ".item(), torch.tensor(...) or torch.no_grad()), so training cannot "
         "learn from it",
+    "facts.raised": "your {what} raised {error}",
     "compare.close": "close (max difference {difference:.1e})",
     "compare.differs":
         "{name} differs from the reference: max difference {difference:.3g} "
@@ -220,6 +221,20 @@ MESSAGES = {"en": {
     "compute_loss.detached.hint":
         "run the model and the loss with autograd on, and return the loss "
         "tensor itself",
+    "compute_loss.judge.init":
+        "{name}(model=..., args=..., processing_class=...) raised {error}: "
+        "its __init__ must take the Trainer's arguments",
+    "compute_loss.judge.passed": "{verdict} against the model's own loss",
+    "compute_loss.judge.ahead":
+        "{verdict}, and it honours num_items_in_batch: a step ahead of this "
+        "exercise",
+    "compute_loss.judge.tuple":
+        "with return_outputs=False, return the loss alone, not a tuple "
+        "({name})",
+    "compute_loss.judge.both":
+        "with return_outputs=True, return (loss, outputs)",
+    "compute_loss.judge.outputs":
+        "the second item should be the model's outputs, with .logits",
 
     # stop_callback
     "stop_callback.hint.1":
@@ -250,6 +265,20 @@ MESSAGES = {"en": {
         "that flag only ends the current epoch; training goes on",
     "stop_callback.should_epoch_stop.hint":
         "set control.should_training_stop = True",
+    "stop_callback.judge.init":
+        "{name}(target=1.0) raised {error}: keep __init__(self, target)",
+    "stop_callback.judge.raised":
+        "on the log {log} your callback raised {error}",
+    "stop_callback.judge.epoch":
+        "after the log {log} it set should_epoch_stop: that does not stop "
+        "training",
+    "stop_callback.judge.stopped":
+        "with target 1.0 it stopped after the log {log}",
+    "stop_callback.judge.kept going":
+        "with target 1.0 it kept going after the log {log}",
+    "stop_callback.judge.never":
+        "in a real run the callback never stopped training",
+    "stop_callback.judge.passed": "stops a real run at step {step} of 200",
 
     # callback_or_subclass
     "callback_or_subclass.stub":
@@ -261,6 +290,12 @@ MESSAGES = {"en": {
     "callback_or_subclass.hint.2":
         "Callbacks get the state and may set control flags; they never see "
         "the loss tensor or the batch before it is used.",
+    "callback_or_subclass.judge.undecided":
+        "{count} requests still undecided, e.g. {first!r} (yours: "
+        "{yours!r}): answer 'callback' or 'subclass'",
+    "callback_or_subclass.judge.wrong":
+        "{count} of {of} wrong, e.g. {first!r} is a {answer}: {why}",
+    "callback_or_subclass.judge.passed": "all {count} requests placed",
 
     # sequence_logps
     "sequence_logps.hint.1":
@@ -378,6 +413,15 @@ MESSAGES = {"en": {
         "log σ(β·margin) is the log-likelihood to maximise; the Trainer "
         "minimises, so that narrows the margin",
     "dpo_loss.no_minus.hint": "put a minus in front: -F.logsigmoid(...)",
+    "dpo_loss.judge.not three": "returned {kind}, not a tuple of three",
+    "dpo_loss.judge.three":
+        "{out}: return three tensors (losses, chosen_rewards, "
+        "rejected_rewards)",
+    "dpo_loss.judge.no gradient":
+        "the losses have no gradient: do not .detach() them (only the "
+        "rewards), nor compute them under torch.no_grad()",
+    "dpo_loss.judge.rewards": "the rewards are for logging: .detach() them",
+    "dpo_loss.judge.passed": "{verdict} for beta 0.1 and 0.5",
 
     # dpo_snippet
     "dpo_snippet.hint.1":
@@ -473,6 +517,27 @@ MESSAGES = {"en": {
         "makes the gradient GA times too small",
     "dpo_compute_loss.divides_by_ga.hint":
         "losses.sum() / (num_items_in_batch or len(losses)), nothing more",
+    "dpo_compute_loss.judge.tuple":
+        "with return_outputs=False, return the loss alone",
+    "dpo_compute_loss.judge.shape":
+        "compute_loss should return one number (a 0-d tensor) for the "
+        "Trainer's .backward(), got shape {shape}: return losses.sum() / "
+        "(num_items_in_batch or len(losses))",
+    "dpo_compute_loss.judge.gradient":
+        "the gradient of your loss could not be taken: {error}",
+    "dpo_compute_loss.judge.no gradient":
+        "the loss has no gradient: do not detach the policy's log-probs "
+        "(only the reference's are computed under no_grad)",
+    "dpo_compute_loss.judge.both":
+        "with return_outputs=True, return (loss, outputs)",
+    "dpo_compute_loss.judge.nothing logged":
+        "nothing logged: call self._remember(chosen_rewards, "
+        "rejected_rewards, chosen, rejected) — the live plot and evaluate() "
+        "read rewards/margins from it",
+    "dpo_compute_loss.judge.missing":
+        "the logs have no {name!r}: pass all four to self._remember(...)",
+    "dpo_compute_loss.judge.passed":
+        "loss, gradient and logs {verdict} against kit's DPOTrainer",
 
     # get_train_dataloader
     "get_train_dataloader.hint.1":
@@ -526,6 +591,21 @@ MESSAGES = {"en": {
         "processes, resuming)",
     "get_train_dataloader.plain_dataloader.hint":
         "build it with self._get_dataloader(...), as the stock method does",
+    "get_train_dataloader.problem.rows":
+        "a batch holds {first} rows with per_device_train_batch_size=8, "
+        "steps_per_generation=3 (and {second} with 4 and 2): it should hold "
+        "8 × 3 = 24 (and 4 × 2 = 8), the completions of k steps",
+    "get_train_dataloader.problem.grouped":
+        "each prompt should come num_generations times in a row: use "
+        "sampler_fn=self._get_train_sampler",
+    "get_train_dataloader.problem.repeated":
+        "the same big batch should come steps_per_generation times, once per "
+        "step it serves: use sampler_fn=self._get_train_sampler",
+    "get_train_dataloader.problem.prepared":
+        "a plain DataLoader: build it with self._get_dataloader(...) so "
+        "accelerate prepares it",
+    "get_train_dataloader.judge.passed":
+        "one batch of 24 = 8 × 3, served for 3 steps (and 8 = 4 × 2)",
 
     # prepare_inputs
     "prepare_inputs.hint.1":
@@ -596,6 +676,41 @@ MESSAGES = {"en": {
     "prepare_inputs.not_shuffled.hint":
         "order = torch.randperm(n), then value[rows] for rows in "
         "order.chunk(k)",
+    "prepare_inputs.problem.step":
+        "after 6 steps self._step is {steps}, not 6: count every call with "
+        "self._step += 1",
+    "prepare_inputs.problem.when":
+        "with steps_per_generation=3, generation should run at steps 0 and "
+        "3, when a new big batch comes; yours ran at steps {when}",
+    "prepare_inputs.problem.kind":
+        "_prepare_inputs returned a {kind}: serve a dict, one slice of the "
+        "generated batch",
+    "prepare_inputs.problem.aligned":
+        "step {step}'s slice: row i of one key is not row i of another — "
+        "shuffle every key with the same order (one torch.randperm, then "
+        "value[rows] for each key)",
+    "prepare_inputs.problem.covered":
+        "the 3 slices of each generation should cover its 24 completions "
+        "once each",
+    "prepare_inputs.problem.mixed":
+        "each slice holds whole groups in the order they were generated: "
+        "shuffle the rows before cutting (order = torch.randperm(n)), as "
+        "TRL's shuffle_sequence_dict does",
+    "prepare_inputs.problem.evaluation":
+        "in evaluation (model.training is False) generate greedily and serve "
+        "it all: return self._generate_and_score(batch, greedy=True)",
+    "prepare_inputs.problem.missing key":
+        "step {step}'s slice has no key {key!r}: keep every key of the "
+        "generated batch, None values too",
+    "prepare_inputs.problem.none kept":
+        "step {step}'s old_per_token_logps should stay None (None if value "
+        "is None else value[rows])",
+    "prepare_inputs.problem.slice size":
+        "step {step} got {count} completions; each step gets a slice of "
+        "per_device_train_batch_size=8",
+    "prepare_inputs.judge.passed":
+        "one generation every 3 steps, 3 shuffled slices that cover it, "
+        "every key aligned",
 
     # group_advantages
     "group_advantages.hint.1":
@@ -719,4 +834,12 @@ MESSAGES = {"en": {
         "min(ratio·A, clipped·A) is the objective to maximise; the Trainer "
         "minimises, so the policy would learn to do worse",
     "grpo_loss.no_minus.hint": "-torch.min(ratio * A, clipped * A)",
+    "grpo_loss.judge.shape":
+        "the loss should be one number, got shape {shape}",
+    "grpo_loss.judge.no gradient":
+        "the loss has no gradient: keep per_token_logps in the computation "
+        "(do not detach it)",
+    "grpo_loss.judge.passed":
+        "loss and gradient {verdict}, for several epsilon, with and without "
+        "KL",
 }, "ja": {}}  # filled in by the Japanese edition; English where missing

@@ -11,7 +11,9 @@ from kit import losses, recipes, tasks
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, gradient, graph_leaves)
 from kit.checks.core import EXERCISES, Mistake, exercise, paused
+from kit.checks.messages import MESSAGES
 from kit.gradients import split
+from kit.i18n import text
 from kit.models import tiny_model
 from kit.trainers import CausalLMTrainer
 
@@ -234,10 +236,10 @@ def observe_compute_loss(candidate):
         model = tiny_model("cpu", seed=0, tokenizer=_batch()[0])
     trainer = attempt(_trainer, candidate, model)
     if isinstance(trainer, Raised):
-        raise Mismatch(f"{candidate.__name__}(model=..., args=..., "
-                       f"processing_class=...) raised "
-                       f"{describe_error(trainer.error)}: its __init__ must "
-                       f"take the Trainer's arguments", symptom="crash")
+        raise Mismatch(text(MESSAGES, "compute_loss.judge.init",
+                            name=candidate.__name__,
+                            error=describe_error(trainer.error)),
+                       symptom="crash")
     tokens = int((batch["labels"][:, 1:] != -100).sum())
     loss = _returned(attempt(trainer.compute_loss, model, dict(batch)))
     seen = {"loss": loss,
@@ -263,7 +265,8 @@ def _judge_compute_loss(seen, expected):
     """Right if it behaves as the mean loss (the notebook's MyTrainer) or as
     the sum divided by num_items_in_batch (a step ahead: CausalLMTrainer)."""
     try:
-        return _against(seen, expected) + " against the model's own loss"
+        return text(MESSAGES, "compute_loss.judge.passed",
+                    verdict=_against(seen, expected))
     except Mismatch as as_a_mean:
         with paused():
             ahead = EXERCISES["compute_loss"].seen(CausalLMTrainer)
@@ -272,8 +275,7 @@ def _judge_compute_loss(seen, expected):
         except Mismatch as as_a_sum:
             # say what is wrong with the version it got further with
             raise max(as_a_mean, as_a_sum, key=lambda m: m.checked)
-        return (f"{verdict}, and it honours num_items_in_batch: a step "
-                f"ahead of this exercise")
+        return text(MESSAGES, "compute_loss.judge.ahead", verdict=verdict)
 
 
 def _against(seen, wanted):
@@ -283,8 +285,8 @@ def _against(seen, wanted):
             if name == "return_outputs=True":
                 _judge_both(value, wanted["loss"])
             elif isinstance(value, tuple):
-                raise Mismatch(f"with return_outputs=False, return the loss "
-                               f"alone, not a tuple ({name})")
+                raise Mismatch(text(MESSAGES, "compute_loss.judge.tuple",
+                                    name=name))
             else:
                 found = compare(name, value, wanted[name])
                 verdict = found if verdict == "exact" else verdict
@@ -299,8 +301,7 @@ def _judge_both(both, wanted):
     if isinstance(both, Raised):
         compare("loss (return_outputs=True)", both, wanted)
     if not (isinstance(both, tuple) and both[1] == 2):
-        raise Mismatch("with return_outputs=True, return (loss, outputs)")
+        raise Mismatch(text(MESSAGES, "compute_loss.judge.both"))
     if not both[3]:
-        raise Mismatch("the second item should be the model's outputs, "
-                       "with .logits")
+        raise Mismatch(text(MESSAGES, "compute_loss.judge.outputs"))
     compare("loss (return_outputs=True)", both[2], wanted)

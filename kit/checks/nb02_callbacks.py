@@ -9,6 +9,8 @@ from transformers import (TrainerCallback, TrainerControl, TrainerState,
 from kit import recipes
 from kit.checks.compare import Mismatch, Raised, attempt, describe_error
 from kit.checks.core import Mistake, exercise, paused
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 
 NOTEBOOK = "02_callbacks_vs_subclassing"
 
@@ -82,9 +84,10 @@ def _flags(callback, log):
 def observe_stop_callback(candidate):
     callback = attempt(candidate, target=1.0)
     if isinstance(callback, Raised):
-        raise Mismatch(f"{candidate.__name__}(target=1.0) raised "
-                       f"{describe_error(callback.error)}: keep "
-                       f"__init__(self, target)", symptom="crash")
+        raise Mismatch(text(MESSAGES, "stop_callback.judge.init",
+                            name=candidate.__name__,
+                            error=describe_error(callback.error)),
+                       symptom="crash")
     return {str(log): attempt(_flags, callback, log) for log in LOGS}
 
 
@@ -93,14 +96,16 @@ def _judge_stop(candidate, seen, expected):
         flags = seen[log]
         if isinstance(flags, Raised):
             error = flags.error
-            raise Mismatch(f"on the log {log} your callback raised "
-                           f"{describe_error(error)}", symptom="crash")
+            raise Mismatch(text(MESSAGES, "stop_callback.judge.raised",
+                                log=log, error=describe_error(error)),
+                           symptom="crash")
         if flags[1] and not wanted[1]:
-            raise Mismatch(f"after the log {log} it set should_epoch_stop: "
-                           "that does not stop training")
+            raise Mismatch(text(MESSAGES, "stop_callback.judge.epoch",
+                                log=log))
         if flags[0] != wanted[0]:
             what = "stopped" if flags[0] else "kept going"
-            raise Mismatch(f"with target 1.0 it {what} after the log {log}")
+            raise Mismatch(text(MESSAGES, f"stop_callback.judge.{what}",
+                                log=log))
     # And in a real run: a fresh model's loss falls below 2.0 in ~20 steps.
     # The clock stops: on_log ran under it above, the training is ours.
     with paused():
@@ -111,8 +116,8 @@ def _judge_stop(candidate, seen, expected):
         recipes.quiet(trainer).train()
     stopped_at = trainer.state.global_step
     if stopped_at >= 200:
-        raise Mismatch("in a real run the callback never stopped training")
-    return f"stops a real run at step {stopped_at} of 200"
+        raise Mismatch(text(MESSAGES, "stop_callback.judge.never"))
+    return text(MESSAGES, "stop_callback.judge.passed", step=stopped_at)
 
 
 REQUESTS = {
@@ -150,16 +155,18 @@ def _judge_requests(candidate, seen, expected):
                  if a not in ("callback", "subclass")]
     if undecided:
         first = undecided[0]
-        raise Mismatch(f"{len(undecided)} requests still undecided, e.g. "
-                       f"{first!r} (yours: {candidate.get(first)!r}): "
-                       f"answer 'callback' or 'subclass'")
+        raise Mismatch(text(MESSAGES, "callback_or_subclass.judge.undecided",
+                            count=len(undecided), first=first,
+                            yours=candidate.get(first)))
     wrong = [r for r, answer in REQUESTS.items() if answers[r] != answer]
     if wrong:
         first = wrong[0]
         answer = REQUESTS[first]
-        raise Mismatch(f"{len(wrong)} of {len(REQUESTS)} wrong, e.g. "
-                       f"{first!r} is a {answer}: {WHY[answer]}")
-    return f"all {len(REQUESTS)} requests placed"
+        raise Mismatch(text(MESSAGES, "callback_or_subclass.judge.wrong",
+                            count=len(wrong), of=len(REQUESTS), first=first,
+                            answer=answer, why=WHY[answer]))
+    return text(MESSAGES, "callback_or_subclass.judge.passed",
+                count=len(REQUESTS))
 
 
 @exercise("callback_or_subclass", stars=2, notebook=NOTEBOOK,

@@ -7,6 +7,8 @@ from kit import losses
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error)
 from kit.checks.core import Mistake, exercise
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 
 NOTEBOOK = "03_dpo_compute_loss"
 
@@ -204,7 +206,8 @@ def _run_pair_loss(candidate, beta):
         NAMES, _pairs(int(beta * 10)))}
     out = call(candidate, logps, beta=beta)
     if not (isinstance(out, tuple) and len(out) == 3):
-        return f"returned {type(out).__name__}, not a tuple of three"
+        return text(MESSAGES, "dpo_loss.judge.not three",
+                    kind=type(out).__name__)
     return {"losses": out[0], "chosen_rewards": out[1],
             "rejected_rewards": out[2],
             "losses keep their gradient": isinstance(
@@ -218,19 +221,17 @@ def _judge_pair_loss(candidate, seen, expected):
     for beta, wanted in expected.items():
         out = seen[beta]
         if isinstance(out, Raised):
-            raise Mismatch(f"your code raised {describe_error(out.error)}")
+            raise Mismatch(text(MESSAGES, "raised",
+                                error=describe_error(out.error)))
         if not isinstance(out, dict):
-            raise Mismatch(f"{out}: return three tensors (losses, "
-                           "chosen_rewards, rejected_rewards)")
+            raise Mismatch(text(MESSAGES, "dpo_loss.judge.three", out=out))
         for name in ("losses", "chosen_rewards", "rejected_rewards"):
             verdict = compare(f"{name} ({beta})", out[name], wanted[name])
         if not out["losses keep their gradient"]:
-            raise Mismatch("the losses have no gradient: do not .detach() "
-                           "them (only the rewards), nor compute them under "
-                           "torch.no_grad()")
+            raise Mismatch(text(MESSAGES, "dpo_loss.judge.no gradient"))
         if not out["rewards detached"]:
-            raise Mismatch("the rewards are for logging: .detach() them")
-    return f"{verdict} for beta 0.1 and 0.5"
+            raise Mismatch(text(MESSAGES, "dpo_loss.judge.rewards"))
+    return text(MESSAGES, "dpo_loss.judge.passed", verdict=verdict)
 
 
 @exercise("dpo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dpo_loss,

@@ -10,6 +10,8 @@ from kit.checks import nb03_dpo_losses as dpo
 from kit.checks.compare import (Mismatch, Raised, attempt, compare,
                                 describe_error)
 from kit.checks.core import Mistake, exercise, paused
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer
 
@@ -212,33 +214,27 @@ def _judge(seen, expected):
                  "loss (4 pairs, num_items_in_batch=10)"):
         loss = seen[name]
         if isinstance(loss, tuple):
-            raise Mismatch("with return_outputs=False, return the loss alone")
+            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.tuple"))
         if isinstance(loss, torch.Tensor) and loss.dim() > 0:
-            raise Mismatch(f"compute_loss should return one number (a 0-d "
-                           f"tensor) for the Trainer's .backward(), got "
-                           f"shape {tuple(loss.shape)}: return losses.sum() "
-                           f"/ (num_items_in_batch or len(losses))")
+            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.shape",
+                                shape=tuple(loss.shape)))
         verdict = compare(name, loss, expected[name])
     if isinstance(seen["gradient"], Raised):
-        raise Mismatch(f"the gradient of your loss could not be taken: "
-                       f"{describe_error(seen['gradient'].error)}")
+        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.gradient",
+                            error=describe_error(seen["gradient"].error)))
     if seen["gradient"] is None:
-        raise Mismatch("the loss has no gradient: do not detach the "
-                       "policy's log-probs (only the reference's are "
-                       "computed under no_grad)")
+        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.no gradient"))
     compare("gradient", seen["gradient"], expected["gradient"])
     both = seen["return_outputs=True"]
     if isinstance(both, Raised) or not (isinstance(both, tuple)
                                         and both[1] == 2):
-        raise Mismatch("with return_outputs=True, return (loss, outputs)")
+        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.both"))
     logged, wanted = seen["logged metrics"], expected["logged metrics"]
     if not logged:
-        raise Mismatch("nothing logged: call self._remember(chosen_rewards, "
-                       "rejected_rewards, chosen, rejected) — the live plot "
-                       "and evaluate() read rewards/margins from it")
+        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.nothing logged"))
     for name, values in wanted.items():
         if name not in logged:
-            raise Mismatch(f"the logs have no {name!r}: pass all four to "
-                           "self._remember(...)")
+            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.missing",
+                                name=name))
         compare(f"logged {name}", logged[name], values)
-    return f"loss, gradient and logs {verdict} against kit's DPOTrainer"
+    return text(MESSAGES, "dpo_compute_loss.judge.passed", verdict=verdict)

@@ -6,9 +6,11 @@ import torch
 
 from kit.checks.compare import attempt
 from kit.checks.core import Mistake, exercise
+from kit.checks.messages import MESSAGES
 from kit.checks.nb04_grpo_dataloader import (NOTEBOOK, MyGRPOTrainer,
                                              _trainer, first_problem,
                                              judge_facts)
+from kit.i18n import text
 from kit.trainers import GRPOTrainer
 
 
@@ -166,18 +168,16 @@ def _buffer_facts(trainer):
         clock["step"] = step
         served.append(trainer._prepare_inputs(next(big_batches)))
     steps = trainer._step
-    yield "self._step after 6 steps", steps, steps != STEPS and (
-        f"after 6 steps self._step is {steps}, not 6: count every call "
-        f"with self._step += 1")
+    yield "self._step after 6 steps", steps, steps != STEPS and text(
+        MESSAGES, "prepare_inputs.problem.step", steps=steps)
     when = [step for mode, step in calls]
-    yield "steps that generate", when, when != [0, K] and (
-        f"with steps_per_generation=3, generation should run at steps 0 and "
-        f"3, when a new big batch comes; yours ran at steps {when}")
+    yield "steps that generate", when, when != [0, K] and text(
+        MESSAGES, "prepare_inputs.problem.when", when=when)
     if not all(isinstance(inputs, dict) for inputs in served):
         kind = next(type(i).__name__ for i in served if not isinstance(i,
                                                                         dict))
-        yield "slices", kind, (f"_prepare_inputs returned a {kind}: serve "
-                               f"a dict, one slice of the generated batch")
+        yield "slices", kind, text(MESSAGES, "prepare_inputs.problem.kind",
+                                   kind=kind)
     keys = [{key: "None" if value is None else len(value)
              for key, value in inputs.items()} for inputs in served]
     yield "keys of each slice", keys, _keys_problem(keys)
@@ -185,20 +185,16 @@ def _buffer_facts(trainer):
            for inputs in served]
     aligned = [all(rows == slice_["advantages"] for rows in slice_.values()
                    if rows is not None) for slice_ in ids]
-    yield "every key row-aligned", aligned, not all(aligned) and (
-        f"step {aligned.index(False)}'s slice: row i of one key is not row "
-        f"i of another — shuffle every key with the same order (one "
-        f"torch.randperm, then value[rows] for each key)")
+    yield "every key row-aligned", aligned, not all(aligned) and text(
+        MESSAGES, "prepare_inputs.problem.aligned",
+        step=aligned.index(False))
     covered = [_covers(ids[K * g:K * g + K], 1000 * (g + 1)) for g in (0, 1)]
-    yield "each generation served once", covered, not all(covered) and (
-        "the 3 slices of each generation should cover its 24 completions "
-        "once each")
+    yield "each generation served once", covered, not all(covered) and text(
+        MESSAGES, "prepare_inputs.problem.covered")
     mixed = any(len({(i % 1000) // G for i in slice_["advantages"]})
                 > BATCH // G for slice_ in ids)
-    yield "slices mix the groups", mixed, not mixed and (
-        "each slice holds whole groups in the order they were generated: "
-        "shuffle the rows before cutting (order = torch.randperm(n)), as "
-        "TRL's shuffle_sequence_dict does")
+    yield "slices mix the groups", mixed, not mixed and text(
+        MESSAGES, "prepare_inputs.problem.mixed")
     trainer.model.eval()
     calls.clear()
     evaluated = trainer._prepare_inputs(next(big_batches))
@@ -207,24 +203,23 @@ def _buffer_facts(trainer):
                       evaluated.get("completion_ids"), torch.Tensor)
                   else type(evaluated).__name__)
     evaluation = ([mode for mode, _ in calls], served_all)
-    yield "evaluation", evaluation, evaluation != (["greedy"], K * BATCH) and (
-        "in evaluation (model.training is False) generate greedily and "
-        "serve it all: return self._generate_and_score(batch, greedy=True)")
+    yield "evaluation", evaluation, evaluation != (
+        ["greedy"], K * BATCH) and text(MESSAGES,
+                                        "prepare_inputs.problem.evaluation")
 
 
 def _keys_problem(keys):
     for step, slice_keys in enumerate(keys):
         missing = [key for key in KEYS if key not in slice_keys]
         if missing:
-            return (f"step {step}'s slice has no key {missing[0]!r}: keep "
-                    f"every key of the generated batch, None values too")
+            return text(MESSAGES, "prepare_inputs.problem.missing key",
+                        step=step, key=missing[0])
         if slice_keys["old_per_token_logps"] != "None":
-            return (f"step {step}'s old_per_token_logps should stay None "
-                    f"(None if value is None else value[rows])")
+            return text(MESSAGES, "prepare_inputs.problem.none kept",
+                        step=step)
         if slice_keys["completion_ids"] != BATCH:
-            return (f"step {step} got {slice_keys['completion_ids']} "
-                    f"completions; each step gets a slice of "
-                    f"per_device_train_batch_size=8")
+            return text(MESSAGES, "prepare_inputs.problem.slice size",
+                        step=step, count=slice_keys["completion_ids"])
     return None
 
 
@@ -262,5 +257,4 @@ def observe_prepare_inputs(candidate):
 
 def _judge_slices(seen):
     judge_facts(seen, "_prepare_inputs")
-    return ("one generation every 3 steps, 3 shuffled slices that cover "
-            "it, every key aligned")
+    return text(MESSAGES, "prepare_inputs.judge.passed")

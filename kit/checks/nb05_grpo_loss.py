@@ -6,6 +6,8 @@ from kit import losses
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, graph_leaves)
 from kit.checks.core import Mistake, exercise
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 
 NOTEBOOK = "05_grpo_end_to_end"
 
@@ -246,16 +248,14 @@ def _judge_loss(seen, expected):
         actual = seen[name]
         if name.startswith("loss"):
             if isinstance(actual, Raised):
-                raise Mismatch(f"your code raised "
-                               f"{describe_error(actual.error)}")
+                raise Mismatch(text(MESSAGES, "raised",
+                                    error=describe_error(actual.error)))
             if isinstance(actual, torch.Tensor) and actual.dim() > 0:
-                raise Mismatch(f"the loss should be one number, got shape "
-                               f"{tuple(actual.shape)}")
+                raise Mismatch(text(MESSAGES, "grpo_loss.judge.shape",
+                                    shape=tuple(actual.shape)))
             verdict = compare(name, actual, wanted)
         elif actual is None:
-            raise Mismatch("the loss has no gradient: keep per_token_logps "
-                           "in the computation (do not detach it)")
+            raise Mismatch(text(MESSAGES, "grpo_loss.judge.no gradient"))
         else:
             compare(name, actual, wanted)
-    return (f"loss and gradient {verdict}, for several epsilon, with "
-            f"and without KL")
+    return text(MESSAGES, "grpo_loss.judge.passed", verdict=verdict)
