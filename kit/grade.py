@@ -343,6 +343,9 @@ def records(lines, ids):
 
 
 def _exercise_rows(ids, in_code, verdicts, error):
+    """One row per exercise of `ids`, from `verdicts`: the grade records
+    check() wrote (kit.checks.Result.record(): id, status, mistake,
+    message), cleaned by records(); the last attempt gives the verdict."""
     attempts = {}
     for record in verdicts:
         attempts.setdefault(record["id"], []).append(record)

@@ -22,3 +22,30 @@ def policy():
     """The shipped starting policy: (model, tokenizer). Do not train it."""
     from kit.models import load_policy
     return load_policy(preset="cpu")
+
+
+# ------------------------------------------------------ the checkers' tests
+
+@pytest.fixture
+def lenient(monkeypatch):
+    """check() reports instead of raising, and every hint ladder starts
+    afresh. The checkers' test files use it on every test:
+    `pytestmark = pytest.mark.usefixtures("lenient")`."""
+    from kit.checks import EXERCISES, advice
+    monkeypatch.delenv("KIT_STRICT", raising=False)
+    advice.forget(EXERCISES.values())
+
+
+def status(exercise_id, candidate):
+    """The verdict check() gives, as a word ("passed", "failed", ...).
+    A plain helper, imported by the tests: `from conftest import status`."""
+    from kit import checks
+    return checks.check(exercise_id, candidate).status
+
+
+def missing_japanese():
+    """The checkers' message keys with no Japanese text yet: a test of the
+    Japanese edition can require `missing_japanese() == []`."""
+    from kit.checks.messages import MESSAGES
+    from kit.i18n import missing
+    return missing(MESSAGES, "ja")

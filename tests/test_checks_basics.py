@@ -5,19 +5,12 @@ import torch
 import torch.nn.functional as F
 from transformers import Trainer, TrainerCallback
 
+from conftest import status
 from kit import checks, losses
-from kit.checks.callbacks import REQUESTS, StopAtLoss
+from kit.checks.nb02_callbacks import REQUESTS, StopAtLoss
 from kit.trainers import CausalLMTrainer
 
-
-@pytest.fixture(autouse=True)
-def lenient(monkeypatch):
-    monkeypatch.delenv("KIT_STRICT", raising=False)
-    checks.advice.forget()  # every test starts the hint ladders afresh
-
-
-def status(exercise_id, candidate):
-    return checks.check(exercise_id, candidate).status
+pytestmark = pytest.mark.usefixtures("lenient")
 
 
 def stub(*args, **kwargs):

@@ -38,11 +38,7 @@ REQUIRED = {
                   "detached_logps"},
 }
 
-
-@pytest.fixture(autouse=True)
-def lenient(monkeypatch):
-    monkeypatch.delenv("KIT_STRICT", raising=False)
-    checks.advice.forget()  # every test starts the hint ladders afresh
+pytestmark = pytest.mark.usefixtures("lenient")
 
 
 def test_every_catalogue_holds_the_required_mistakes():
@@ -75,7 +71,7 @@ def test_every_mistake_has_a_rung(exercise_id):
         assert (isinstance(mistake.rung, int)
                 and 1 <= mistake.rung <= len(exercise.hints)), mistake.id
     for symptom, rung in exercise.symptoms.items():
-        assert symptom in checks.advice.SYMPTOM_HINTS
+        assert symptom in checks.advice.SYMPTOMS
         assert 1 <= rung <= len(exercise.hints)
 
 
@@ -248,16 +244,15 @@ class SomeTrainer(torch.nn.Module):
 @pytest.mark.parametrize("exercise_id, candidate, expected", [
     ("prepare_inputs", None, "expects a class, a subclass of GRPOTrainer "
                              "with your _prepare_inputs, got None"),
-    ("causal_lm_loss", checks.basics.MyTrainer, "expects a function like "
-                                                "causal_lm_loss("),
+    ("causal_lm_loss", checks.nb01_stock_loss.MyTrainer,
+     "expects a function like causal_lm_loss("),
     ("compute_loss", losses.causal_lm_loss, "expects a class, a subclass of "
                                             "Trainer with your compute_loss, "
                                             "got the function causal_lm_loss"),
     ("compute_loss", SomeTrainer, "got the class SomeTrainer, which does "
                                   "not subclass Trainer"),
-    ("stop_callback", checks.callbacks.StopAtLoss(1.0), "got an instance: "
-                                                        "pass the class "
-                                                        "itself"),
+    ("stop_callback", checks.nb02_callbacks.StopAtLoss(1.0),
+     "got an instance: pass the class itself"),
     ("callback_or_subclass", ["callback"], "expects a dict"),
 ])
 def test_the_wrong_kind_of_answer_is_told_what_check_expects(
@@ -303,7 +298,7 @@ def test_the_learners_own_error_is_still_the_learners(capsys):
 
 
 def dpo_per_pair_losses():
-    from kit.checks.dpo_trainer import MyDPOTrainer
+    from kit.checks.nb03_dpo_trainer import MyDPOTrainer
 
     class PerPair(MyDPOTrainer):
         def compute_loss(self, model, inputs, return_outputs=False,
@@ -400,7 +395,7 @@ def test_an_outer_alarm_while_mistakes_are_compared_goes_on_up(
 
     def slow_mistake(logits, labels):  # the kit's own code, after the limit
         time.sleep(5)
-    mistake = checks.Mistake("slow", "slow", "slow", "slow", slow_mistake)
+    mistake = checks.Mistake("slow", slow_mistake)
     monkeypatch.setattr(EXERCISES["causal_lm_loss"], "mistakes", [mistake])
     signal.setitimer(signal.ITIMER_REAL, 1)
     with pytest.raises(OuterAlarm):

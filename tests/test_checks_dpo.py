@@ -4,18 +4,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import status
 from kit import checks, losses
-from kit.checks.dpo import fixed_snippet, published_snippet
+from kit.checks.nb03_dpo_losses import fixed_snippet, published_snippet
 from kit.trainers import DPOTrainer
 
-
-@pytest.fixture(autouse=True)
-def lenient(monkeypatch):
-    monkeypatch.delenv("KIT_STRICT", raising=False)
-
-
-def status(exercise_id, candidate):
-    return checks.check(exercise_id, candidate).status
+pytestmark = pytest.mark.usefixtures("lenient")
 
 
 # ------------------------------------------------------------ sequence_logps

@@ -6,17 +6,11 @@ import pytest
 import torch
 from transformers import Trainer
 
+from conftest import status
 from kit import checks, course, losses
 from kit.trainers import GRPOTrainer
 
-
-@pytest.fixture(autouse=True)
-def lenient(monkeypatch):
-    monkeypatch.delenv("KIT_STRICT", raising=False)
-
-
-def status(exercise_id, candidate):
-    return checks.check(exercise_id, candidate).status
+pytestmark = pytest.mark.usefixtures("lenient")
 
 
 # ----------------------------------------------------- get_train_dataloader

@@ -1,14 +1,21 @@
 """The graders: `check(exercise_id, candidate)`, `hint`, `solution`.
 
 Importing this package registers every exercise of the course, each with
-its catalogue of known mistakes: `EXERCISES[id].mistakes`.
+its catalogue of known mistakes: `EXERCISES[id].mistakes`. One module per
+notebook, named for it; a new notebook's checker is a new `nbNN_*.py`
+file and one import line below, in the notebooks' order (it numbers the
+exercises).
 """
 
 from kit.checks.compare import Mismatch, compare
 from kit.checks.core import EXERCISES, Mistake, Result, check, hint, solution
-# each module registers its notebook's exercises, in the notebooks' order
-from kit.checks import (basics, callbacks, dpo, dpo_trainer,  # noqa: F401
-                        grpo, grpo_buffer, advantages)
+from kit.checks import nb01_stock_loss  # noqa: F401
+from kit.checks import nb02_callbacks  # noqa: F401
+from kit.checks import nb03_dpo_losses  # noqa: F401
+from kit.checks import nb03_dpo_trainer  # noqa: F401
+from kit.checks import nb04_grpo_dataloader  # noqa: F401
+from kit.checks import nb04_grpo_buffer  # noqa: F401
+from kit.checks import nb05_grpo_loss  # noqa: F401
 
 __all__ = ["EXERCISES", "Mismatch", "Mistake", "Result", "check", "compare",
            "hint", "solution"]

@@ -11,6 +11,9 @@ import os
 import sys
 from pathlib import Path
 
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
+
 _KIT = str(Path(__file__).resolve().parent.parent)
 _LIBRARIES = tuple({str(Path(p).resolve()) for p in sys.path
                     if "-packages" in p} | {str(Path(os.__file__).parent)})
@@ -35,29 +38,32 @@ def what_check_expects(exercise, candidate):
     """One line when `candidate` is not the kind of answer the exercise
     takes (None, a class for a function, ...); None when it is."""
     answer = exercise.answer
-    start = f"check({exercise.id!r}, ...) expects "
+    start = text(MESSAGES, "kind.start", id=exercise.id)
     if isinstance(answer, type):
         base = next(c for c in answer.__mro__
                     if not c.__module__.startswith("kit.checks"))
-        wanted = f"a class, a subclass of {base.__name__}" + (
-            f" with your {exercise.method}" if exercise.method else "")
+        wanted = (text(MESSAGES, "kind.class method", base=base.__name__,
+                       method=exercise.method) if exercise.method
+                  else text(MESSAGES, "kind.class", base=base.__name__))
         if isinstance(candidate, base):
-            name = type(candidate).__name__
-            return (start + wanted + f", got an instance: pass the class "
-                    f"itself, {name}, not {name}(...)")
+            return start + wanted + text(MESSAGES, "kind.instance",
+                                         name=type(candidate).__name__)
         if not isinstance(candidate, type):
-            return start + wanted + ", got " + _kind(candidate)
+            return start + wanted + text(MESSAGES, "kind.got",
+                                         kind=_kind(candidate))
         if not issubclass(candidate, base):
-            return (start + wanted + f", got the class {candidate.__name__}"
-                    f", which does not subclass {base.__name__}")
+            return start + wanted + text(
+                MESSAGES, "kind.not a subclass", name=candidate.__name__,
+                base=base.__name__)
         return None
     if callable(answer):
         if isinstance(candidate, type) or not callable(candidate):
-            return (start + f"a function like {answer.__name__}"
-                    f"{inspect.signature(answer)}, got {_kind(candidate)}")
+            return start + text(
+                MESSAGES, "kind.function", name=answer.__name__,
+                signature=inspect.signature(answer), kind=_kind(candidate))
         return None
     if isinstance(answer, dict) and not isinstance(candidate, dict):
-        return start + f"a dict, got {_kind(candidate)}"
+        return start + text(MESSAGES, "kind.dict", kind=_kind(candidate))
     return None
 
 
@@ -65,8 +71,8 @@ def _kind(value):
     if value is None:
         return "None"
     if isinstance(value, type):
-        return f"the class {value.__name__}"
+        return text(MESSAGES, "kind.the class", name=value.__name__)
     if inspect.isroutine(value):
-        return f"the function {getattr(value, '__name__', '?')}"
+        return text(MESSAGES, "kind.the function",
+                    name=getattr(value, "__name__", "?"))
     return f"{value!r:.40} ({type(value).__name__})"
-

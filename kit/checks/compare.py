@@ -9,6 +9,9 @@ from dataclasses import dataclass
 
 import torch
 
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
+
 
 class Mismatch(AssertionError):
     """A wrong answer; the message says what differs.
@@ -46,8 +49,8 @@ def is_the_learners(error):
 
 
 def describe_error(error):
-    text = str(error)
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+    said = str(error)
+    return f"{type(error).__name__}: {said}" if said else type(error).__name__
 
 
 def call(function, inputs, **keywords):
@@ -61,10 +64,8 @@ def call(function, inputs, **keywords):
     for name, value in inputs.items():
         if isinstance(value, torch.Tensor) and not torch.equal(
                 copies[name].detach(), value.detach()):
-            raise Mismatch(
-                f"your function changed its input `{name}` in place: work "
-                f"on new tensors (x = x * m, not x.mul_(m) or x[...] = ...) "
-                f"— the caller still needs its inputs", symptom="in_place")
+            raise Mismatch(text(MESSAGES, "compare.in place", name=name),
+                           symptom="in_place")
     return output
 
 
@@ -166,13 +167,15 @@ def default_judge(candidate, seen, expected):
 
 def judge_value(name, actual, wanted, verdict="exact"):
     if isinstance(actual, Raised):
-        raise Mismatch(f"your code raised {describe_error(actual.error)}",
+        raise Mismatch(text(MESSAGES, "raised",
+                            error=describe_error(actual.error)),
                        symptom="crash")
     if isinstance(wanted, torch.Tensor):
         found = compare(name, actual, wanted)
         return found if verdict == "exact" else verdict
     if not same(actual, wanted):
-        raise Mismatch(f"{name}: yours {actual!r}, expected {wanted!r}")
+        raise Mismatch(text(MESSAGES, "compare.value", name=name,
+                            actual=actual, wanted=wanted))
     return verdict
 
 
@@ -185,27 +188,28 @@ def compare(name, actual, expected, atol=1e-5, rtol=1e-4):
     then values (with the max difference). Returns "exact" or "close".
     """
     if isinstance(actual, Raised):
-        raise Mismatch(f"your code raised {describe_error(actual.error)}",
+        raise Mismatch(text(MESSAGES, "raised",
+                            error=describe_error(actual.error)),
                        symptom="crash")
     if isinstance(actual, NoGradient):
-        raise Mismatch(f"{name}: your result carries no gradient",
+        raise Mismatch(text(MESSAGES, "compare.no gradient", name=name),
                        symptom="detached")
     if not isinstance(actual, torch.Tensor):
-        raise Mismatch(f"{name} should be a torch.Tensor, got "
-                       f"{type(actual).__name__}", symptom="shape")
+        raise Mismatch(text(MESSAGES, "compare.not a tensor", name=name,
+                            kind=type(actual).__name__), symptom="shape")
     if expected.dim() == 0 and actual.dim() > 0:
-        raise Mismatch(f"{name} should be one number (a 0-d tensor), got "
-                       f"shape {tuple(actual.shape)}", symptom="shape")
+        raise Mismatch(text(MESSAGES, "compare.not one number", name=name,
+                            shape=tuple(actual.shape)), symptom="shape")
     if actual.shape != expected.shape:
-        raise Mismatch(f"{name} has shape {tuple(actual.shape)}, expected "
-                       f"{tuple(expected.shape)}", symptom="shape")
+        raise Mismatch(text(MESSAGES, "compare.shape", name=name,
+                            shape=tuple(actual.shape),
+                            expected=tuple(expected.shape)), symptom="shape")
     if actual.dtype.is_floating_point != expected.dtype.is_floating_point:
-        raise Mismatch(f"{name} has dtype {actual.dtype}, expected "
-                       f"{expected.dtype}", symptom="shape")
+        raise Mismatch(text(MESSAGES, "compare.dtype", name=name,
+                            dtype=actual.dtype, expected=expected.dtype),
+                       symptom="shape")
     if expected.requires_grad and not actual.requires_grad:
-        raise Mismatch(f"{name} carries no gradient: it was cut from the "
-                       f"graph (.detach(), .item(), torch.tensor(...) or "
-                       f"torch.no_grad()), so training cannot learn from it",
+        raise Mismatch(text(MESSAGES, "compare.detached", name=name),
                        symptom="detached")
     actual = actual.detach().to(expected.dtype)
     expected = expected.detach()
@@ -213,16 +217,16 @@ def compare(name, actual, expected, atol=1e-5, rtol=1e-4):
         return "exact"
     difference = (actual - expected).abs().max().item()
     if torch.allclose(actual, expected, atol=atol, rtol=rtol):
-        return f"close (max difference {difference:.1e})"
-    raise Mismatch(f"{name} differs from the reference: max difference "
-                   f"{difference:.3g} (yours {_preview(actual)}, expected "
-                   f"{_preview(expected)})")
+        return text(MESSAGES, "compare.close", difference=difference)
+    raise Mismatch(text(MESSAGES, "compare.differs", name=name,
+                        difference=difference, actual=_preview(actual),
+                        expected=_preview(expected)))
 
 
 def _preview(tensor, n=4):
     flat = tensor.flatten()[:n].tolist()
-    text = ", ".join(f"{v:.4g}" for v in flat)
-    return f"[{text}{', …' if tensor.numel() > n else ''}]"
+    shown = ", ".join(f"{v:.4g}" for v in flat)
+    return f"[{shown}{', …' if tensor.numel() > n else ''}]"
 
 
 def scale_factor(seen, expected, atol=1e-5, rtol=1e-4):

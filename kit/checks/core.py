@@ -6,43 +6,60 @@ same function runs the kit's answer and every known mistake of the
 catalogue, each written as real code. `judge(candidate, seen, expected)`
 then says what differs (raising `Mismatch`). When a wrong answer behaves
 exactly like a catalogued mistake, `check()` names it and gives its hint.
+`report.py` prints and records the verdict; every word of it comes from
+`messages.MESSAGES`.
 """
 
 import inspect
-import json
 import math
 import numbers
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from kit.checks import advice
+from kit.checks import advice, report
 from kit.checks.blame import what_check_expects, written_by_the_learner
 from kit.checks.clock import paused, time_limit  # noqa: F401 (re-exported)
 from kit.checks.compare import (Mismatch, TimeLimit, default_judge,
                                 describe_error, is_the_learners, same,
                                 scale_factor)
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 
-# every verdict line carries a word, so it reads where the emoji font is
-# missing and the glyph shows as a box
-VERDICTS = {"passed": "✅ passed", "failed": "❌ failed",
-            "not attempted": "⏸  not attempted"}
-NOTE = "ℹ️  note:"
-STUB = "replace the `raise NotImplementedError` with your code"
+# the verdict lines by status, in the current language
+VERDICTS = {status: text(MESSAGES, f"verdict.{status}")
+            for status in ("passed", "failed", "not attempted")}
 
 
 @dataclass
 class Mistake:
-    """A known wrong answer: `code` is written as a learner would write it."""
+    """A known wrong answer: `code` is written as a learner would write it.
+
+    Its words (`title`, `why`, `hint`) are in messages.MESSAGES under
+    "<exercise id>.<mistake id>.*"; exercise() tells it its exercise.
+    """
     id: str
-    title: str  # a few words: "not shifted"
-    why: str  # one line: what is wrong
-    hint: str  # how to fix it
     code: object
     # the 1-based index of the exercise's `hints` rung that addresses this
     # mistake's symptom: reading the ladder in order reaches it, and
     # hint(id, 1) right after this mistake starts there
     rung: int = None
+    exercise_id: str = None
+
+    def _text(self, part):
+        return text(MESSAGES, f"{self.exercise_id}.{self.id}.{part}")
+
+    @property
+    def title(self):  # a few words: "not shifted"
+        return self._text("title")
+
+    @property
+    def why(self):  # one line: what is wrong
+        return self._text("why")
+
+    @property
+    def hint(self):  # how to fix it
+        return self._text("hint")
 
 
 @dataclass
@@ -55,16 +72,33 @@ class Exercise:
     judge: callable  # (candidate, seen, expected) -> note, or Mismatch
     answer: object  # the kit's right answer, in the learner's form
     solution: object  # what solution() prints: code, or a value
-    hints: list = field(default_factory=list)
     mistakes: list = field(default_factory=list)
     # earlier exercises this one calls: [(name, exercise id, kit's version)]
     uses: list = field(default_factory=list)
     method: str = None  # for a class: the method the learner writes
     # {symptom: rung} where a rung of `hints` fits a symptom the machinery
-    # tells apart ("crash", "shape", ...); advice.SYMPTOM_HINTS otherwise
+    # tells apart ("crash", "shape", ...); advice's symptom hints otherwise
     symptoms: dict = field(default_factory=dict)
-    stub: str = STUB  # what "not attempted" asks the learner to do
+    # where the hint ladder stands (advice.py): unnamed failures with no
+    # symptom so far, and (rung or None, text) of the last failure's help
+    failures: int = 0
+    last_help: tuple = None
     _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def hints(self):
+        """The hint ladder, gentlest first: "<id>.hint.1", ".2", ..."""
+        ladder, level = [], 1
+        while f"{self.id}.hint.{level}" in MESSAGES["en"]:
+            ladder.append(text(MESSAGES, f"{self.id}.hint.{level}"))
+            level += 1
+        return ladder
+
+    @property
+    def stub(self):
+        """What "not attempted" asks the learner to do."""
+        key = f"{self.id}.stub"
+        return text(MESSAGES, key if key in MESSAGES["en"] else "stub")
 
     def seen(self, answer):
         """Observations of a kit answer (the reference or a mistake)."""
@@ -78,15 +112,17 @@ class Exercise:
 EXERCISES = {}
 
 
-def exercise(id, stars, notebook, answer, hints, mistakes=(), solution=None,
-             uses=(), method=None, judge=None, symptoms=None, stub=STUB):
+def exercise(id, stars, notebook, answer, mistakes=(), solution=None,
+             uses=(), method=None, judge=None, symptoms=None):
     """Register the decorated `observe` function of exercise `id`."""
     def register(observe):
         number = 1 + sum(e.notebook == notebook for e in EXERCISES.values())
+        for mistake in mistakes:
+            mistake.exercise_id = id
         EXERCISES[id] = Exercise(
             id, stars, notebook, number, observe, judge or default_judge,
-            answer, answer if solution is None else solution, list(hints),
-            list(mistakes), list(uses), method, dict(symptoms or {}), stub)
+            answer, answer if solution is None else solution,
+            list(mistakes), list(uses), method, dict(symptoms or {}))
         return observe
     return register
 
@@ -111,15 +147,20 @@ class Result:
     def _ipython_display_(self):
         pass  # check() has printed the verdict already: show nothing more
 
+    def record(self):
+        """The grade record: one JSON line of $KIT_GRADE_FILE, which
+        `kit grade` (grade._exercise_rows) reads back."""
+        return {"id": self.exercise.id, "status": self.status,
+                "mistake": self.mistake, "message": self.message}
+
 
 def _lookup(exercise_id):
     """The exercise, or None after one line saying which ids there are."""
     try:
         return EXERCISES[exercise_id]
     except (KeyError, TypeError):  # TypeError: an unhashable "id"
-        known = ", ".join(sorted(EXERCISES))
-        print(f"there is no exercise {exercise_id!r}: the exercises are "
-              f"{known}")
+        print(text(MESSAGES, "refused.unknown id", id=exercise_id,
+                   known=", ".join(sorted(EXERCISES))))
         return None
 
 
@@ -133,18 +174,17 @@ def check(exercise_id, candidate, timeout=20, **options):
     """
     exercise = _lookup(exercise_id)
     if exercise is None:
-        return _refused(f"no exercise {exercise_id!r}")
+        return _refused("unknown id", id=exercise_id)
     if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
             or not timeout > 0):
-        print(f"check({exercise_id!r}, ..., timeout={timeout!r}): timeout "
-              f"is the seconds your code may run, a number > 0, e.g. "
-              f"timeout=60")
-        return _refused(f"timeout={timeout!r}", exercise)
+        print(text(MESSAGES, "refused.timeout", id=exercise_id,
+                   timeout=timeout))
+        return _refused("timeout", exercise, timeout=timeout)
     wrong_kind = what_check_expects(exercise, candidate)
     if wrong_kind:
         result = Result(exercise, "failed", wrong_kind)
         result.advise = False
-        _report(result)
+        report.report(result)
         return result
     notes = []
     # no limit of its own: the kit's handler holds the alarm throughout, so
@@ -154,15 +194,16 @@ def check(exercise_id, candidate, timeout=20, **options):
         result = evaluate(exercise, candidate, timeout)
     if result.status == "not attempted":
         notes = []
-    _report(result, notes)
+    report.report(result, notes)
     return result
 
 
-def _refused(why, exercise=None):
+def _refused(why, exercise=None, **fields):
     """A check() call that could not grade anything: not a verdict."""
+    why = text(MESSAGES, f"refused.{why}.why", **fields)
     if os.environ.get("KIT_STRICT") == "1":
-        raise AssertionError(f"check() refused: {why}")
-    return Result(exercise, "failed", f"not checked: {why}")
+        raise AssertionError(text(MESSAGES, "refused.strict", why=why))
+    return Result(exercise, "failed", text(MESSAGES, "not checked", why=why))
 
 
 def evaluate(exercise, candidate, timeout=20):
@@ -176,32 +217,32 @@ def evaluate(exercise, candidate, timeout=20):
             with paused():
                 expected = exercise.seen(exercise.answer)
             note = exercise.judge(candidate, seen, expected)
-        return Result(exercise, "passed", note or "matches the reference")
+        return Result(exercise, "passed", note or text(MESSAGES, "matches"))
     except NotImplementedError:
-        return Result(exercise, "not attempted", f"still the stub: "
-                      f"{exercise.stub}")
+        return Result(exercise, "not attempted", text(
+            MESSAGES, "still the stub", stub=exercise.stub))
     except TimeLimit as expired:
         if not ours or expired.limit is not ours[0]:
             raise  # an outer limit's: not this check's to report
-        return Result(exercise, "failed", f"your code ran for more than "
-                      f"{timeout:g} s (an endless loop?)", symptom="timeout")
+        return Result(exercise, "failed", text(
+            MESSAGES, "time limit", timeout=timeout), symptom="timeout")
     except Mismatch as wrong:
         message, symptom = str(wrong), wrong.symptom
     except Exception as error:
         if not is_the_learners(error):
             raise
         if not written_by_the_learner(error):
-            result = Result(exercise, "failed", f"the checker itself failed "
-                            f"({describe_error(error)}): a bug in the kit, "
-                            f"not in your answer; please report it")
+            result = Result(exercise, "failed", text(
+                MESSAGES, "checker failed", error=describe_error(error)))
             result.advise = False
             return result
-        message = f"your code raised {describe_error(error)}"
+        message = text(MESSAGES, "raised", error=describe_error(error))
         symptom = "crash"
     mistake = name_mistake(exercise, seen) if seen is not None else None
     if mistake is not None:
-        return Result(exercise, "failed", f"{mistake.title} — {mistake.why}",
-                      mistake.id)
+        return Result(exercise, "failed", text(
+            MESSAGES, "mistake", title=mistake.title, why=mistake.why),
+            mistake.id)
     factor = None
     if symptom is None and seen is not None:
         factor = scale_factor(seen, exercise.seen(exercise.answer))
@@ -221,37 +262,6 @@ def name_mistake(exercise, seen):
                 raise
             continue
     return None
-
-
-# ------------------------------------------------------------ reporting
-
-def _report(result, notes=()):
-    """Print the verdict and its help, record it; raise in strict mode."""
-    for note in notes:
-        print(f"{NOTE} {note}")
-    if notes:
-        result.message += " (" + "; ".join(notes) + ")"
-    exercise = result.exercise
-    print(f"{VERDICTS[result.status]} · {exercise.id} "
-          f"{'★' * exercise.stars}: {result.message}")
-    line = advice.help_after(exercise, result)
-    if line and result.advise:
-        print(f"   {line}")
-    _record(result)
-    if os.environ.get("KIT_STRICT") == "1" and not result:
-        raise AssertionError(
-            f"{exercise.id}: {result.status}: {result.message}")
-
-
-def _record(result):
-    """Append the verdict to $KIT_GRADE_FILE, where `kit grade` reads it."""
-    path = os.environ.get("KIT_GRADE_FILE")
-    if path:
-        with open(path, "a") as f:
-            f.write(json.dumps({"id": result.exercise.id,
-                                "status": result.status,
-                                "mistake": result.mistake,
-                                "message": result.message}) + "\n")
 
 
 # ------------------------------------------------- exercises stand alone
@@ -289,11 +299,11 @@ def standing_in_for(exercise, candidate, notes=None):
                 candidate = type(candidate.__name__, (candidate,),
                                  {name: kit_version})
             if notes is not None:  # a wrong answer is not an unwritten one
-                state = ("is not done yet" if getattr(
+                state = ("uses.not done" if getattr(
                     verdict, "status", None) == "not attempted"
-                    else "does not pass its check")
-                notes.append(f"exercise {earlier.number} {state}: "
-                             f"using the kit's `{name}` to check this one")
+                    else "uses.not passing")
+                notes.append(text(MESSAGES, state, number=earlier.number,
+                                  name=name))
         yield candidate
     finally:
         for scope, name, current in undo:
@@ -314,10 +324,11 @@ def hint(exercise_id, level=1):
     levels = ", ".join(str(i) for i in range(1, len(hints) + 1))
     if (isinstance(level, bool) or not isinstance(level, int)
             or not 1 <= level <= len(hints)):
-        print(f"{exercise_id} has hints {levels}: try "
-              f"hint({exercise_id!r}, 1), not level {level!r}")
+        print(text(MESSAGES, "refused.hint level", id=exercise_id,
+                   levels=levels, level=level))
         return
-    print(f"hint {level}/{len(hints)}: {hints[level - 1]}")
+    print(text(MESSAGES, "hint.line", level=level, count=len(hints),
+               text=hints[level - 1]))
 
 
 def solution(exercise_id):
@@ -325,10 +336,5 @@ def solution(exercise_id):
     exercise = _lookup(exercise_id)
     if exercise is None:
         return
-    shown = exercise.solution
-    if isinstance(shown, str):
-        print(shown)
-    elif callable(shown):
-        print(inspect.getsource(shown))
-    else:
-        print(shown)
+    shown = exercise.solution  # code as text, a function or class, a value
+    print(inspect.getsource(shown) if callable(shown) else shown)

@@ -11,7 +11,9 @@ from kit import losses, recipes, tasks
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, gradient, graph_leaves)
 from kit.checks.core import EXERCISES, Mistake, exercise, paused
+from kit.checks.messages import MESSAGES
 from kit.gradients import split
+from kit.i18n import text
 from kit.models import tiny_model
 from kit.trainers import CausalLMTrainer
 
@@ -87,53 +89,14 @@ def _lm_case(seed, batch, length, vocab, prompts, padding):
 
 
 @exercise("causal_lm_loss", stars=1, notebook=NOTEBOOK,
-          answer=losses.causal_lm_loss, hints=[
-              "Position t predicts token t+1: drop the last position of the "
-              "logits and the first of the labels.",
-              "F.cross_entropy wants (N, V) scores and (N,) targets: flatten "
-              "both with .reshape(-1, V) and .reshape(-1).",
-              "Leave -100 in the labels: ignore_index=-100 skips prompt and "
-              "padding, and the default reduction='mean' takes one mean over "
-              "the labelled tokens of the whole batch (not per row, not a "
-              "sum).",
-              "The Trainer calls .backward() on your loss: keep it attached "
-              "to the logits, with no .detach(), .item() or torch.no_grad().",
-          ], symptoms={"crash": 2}, mistakes=[
-              Mistake("not_shifted", "not shifted", "position t must predict "
-                      "token t+1, so drop the last logit and the first label",
-                      "compare logits[:, :-1] with labels[:, 1:]",
-                      not_shifted, rung=1),
-              Mistake("shifted_wrong_way", "shifted the wrong way",
-                      "logits[:, 1:] against labels[:, :-1] asks each "
-                      "position for the token *before* it",
-                      "drop the *last* logit and the *first* label: "
-                      "logits[:, :-1], labels[:, 1:]", shifted_wrong_way,
-                      rung=1),
-              Mistake("minus_100_counted", "-100 counted", "prompt and "
-                      "padding positions count in the mean, so the loss is "
-                      "too small", "average over labelled tokens only: "
-                      "ignore_index=-100 does it", minus_100_counted, rung=3),
-              Mistake("minus_100_as_token_0", "-100 read as token 0",
-                      "replacing -100 by 0 makes every prompt and padding "
-                      "position a target (token 0), and they count in the "
-                      "mean", "leave -100 in the labels: F.cross_entropy "
-                      "skips it (ignore_index=-100)", minus_100_as_token_0,
-                      rung=3),
-              Mistake("per_sequence_mean", "per-sequence mean", "a mean per "
-                      "row, then over rows, gives a short answer's tokens "
-                      "more weight than a long one's",
-                      "one mean over all labelled tokens of the batch: "
-                      "flatten first, then F.cross_entropy",
-                      per_sequence_mean, rung=3),
-              Mistake("sum_not_divided", "sum without dividing", "a sum "
-                      "grows with the number of tokens: the loss should be a "
-                      "mean", "keep F.cross_entropy's default "
-                      "reduction='mean'", sum_not_divided, rung=3),
-              Mistake("detached", "detached loss", "the loss carries no "
-                      "gradient (.detach(), .item() or torch.no_grad()), so "
-                      "training stops with 'element 0 of tensors does not "
-                      "require grad'", "return the tensor F.cross_entropy "
-                      "gives, with autograd on", detached_loss, rung=4),
+          answer=losses.causal_lm_loss, symptoms={"crash": 2}, mistakes=[
+              Mistake("not_shifted", not_shifted, rung=1),
+              Mistake("shifted_wrong_way", shifted_wrong_way, rung=1),
+              Mistake("minus_100_counted", minus_100_counted, rung=3),
+              Mistake("minus_100_as_token_0", minus_100_as_token_0, rung=3),
+              Mistake("per_sequence_mean", per_sequence_mean, rung=3),
+              Mistake("sum_not_divided", sum_not_divided, rung=3),
+              Mistake("detached", detached_loss, rung=4),
           ])
 def observe_causal_lm_loss(candidate):
     seen = {}
@@ -257,44 +220,12 @@ SPLIT = [1, 3]  # rows per micro-batch: uneven, as an epoch's last batch is
 @exercise("compute_loss", stars=2, notebook=NOTEBOOK, answer=MyTrainer,
           solution=MyTrainer, method="compute_loss",
           uses=[("causal_lm_loss", "causal_lm_loss", losses.causal_lm_loss)],
-          hints=[
-              "Take the labels out of `inputs` (inputs.pop('labels')), run "
-              "model(**inputs) and give outputs.logits to your loss.",
-              "Return just the loss, or (loss, outputs) when return_outputs "
-              "is True: evaluate() asks for both.",
-              "num_items_in_batch is the token count of the whole "
-              "accumulated batch, or None (evaluation): a mean may ignore "
-              "it; a sum is divided by it, only when it is given, and by "
-              "nothing else (it already spans every micro-batch).",
-              "The Trainer calls .backward() on the loss: compute it with "
-              "autograd on, no .detach(), .item() or torch.no_grad().",
-          ], symptoms={"crash": 1}, mistakes=[
-              Mistake("always_tuple", "always a tuple", "training calls "
-                      "compute_loss with return_outputs=False and wants the "
-                      "loss alone", "return (loss, outputs) if "
-                      "return_outputs else loss", AlwaysTuple, rung=2),
-              Mistake("ignores_return_outputs", "ignores return_outputs",
-                      "evaluate() asks for (loss, outputs) with "
-                      "return_outputs=True", "return (loss, outputs) if "
-                      "return_outputs else loss", IgnoresReturnOutputs,
-                      rung=2),
-              Mistake("divides_by_none", "divides by a None "
-                      "num_items_in_batch", "evaluation (and any call "
-                      "outside training) passes num_items_in_batch=None",
-                      "divide by num_items_in_batch only when it is given; "
-                      "else take the mean", DividesByNone, rung=3),
-              Mistake("divides_by_ga_too", "divides by the accumulation "
-                      "steps too", "num_items_in_batch already counts the "
-                      "tokens of every micro-batch: dividing also by "
-                      "gradient_accumulation_steps makes the step GA times "
-                      "too small", "divide the summed loss by "
-                      "num_items_in_batch alone", DividesByGATooo, rung=3),
-              Mistake("detached", "detached loss", "the loss carries no "
-                      "gradient to the model (.detach(), .item() or "
-                      "torch.no_grad()), so training stops with 'element 0 "
-                      "of tensors does not require grad'", "run the model "
-                      "and the loss with autograd on, and return the loss "
-                      "tensor itself", DetachedLoss, rung=4),
+          symptoms={"crash": 1}, mistakes=[
+              Mistake("always_tuple", AlwaysTuple, rung=2),
+              Mistake("ignores_return_outputs", IgnoresReturnOutputs, rung=2),
+              Mistake("divides_by_none", DividesByNone, rung=3),
+              Mistake("divides_by_ga_too", DividesByGATooo, rung=3),
+              Mistake("detached", DetachedLoss, rung=4),
           ], judge=lambda candidate, seen, expected: _judge_compute_loss(
               seen, expected))
 def observe_compute_loss(candidate):
@@ -305,10 +236,10 @@ def observe_compute_loss(candidate):
         model = tiny_model("cpu", seed=0, tokenizer=_batch()[0])
     trainer = attempt(_trainer, candidate, model)
     if isinstance(trainer, Raised):
-        raise Mismatch(f"{candidate.__name__}(model=..., args=..., "
-                       f"processing_class=...) raised "
-                       f"{describe_error(trainer.error)}: its __init__ must "
-                       f"take the Trainer's arguments", symptom="crash")
+        raise Mismatch(text(MESSAGES, "compute_loss.judge.init",
+                            name=candidate.__name__,
+                            error=describe_error(trainer.error)),
+                       symptom="crash")
     tokens = int((batch["labels"][:, 1:] != -100).sum())
     loss = _returned(attempt(trainer.compute_loss, model, dict(batch)))
     seen = {"loss": loss,
@@ -334,7 +265,8 @@ def _judge_compute_loss(seen, expected):
     """Right if it behaves as the mean loss (the notebook's MyTrainer) or as
     the sum divided by num_items_in_batch (a step ahead: CausalLMTrainer)."""
     try:
-        return _against(seen, expected) + " against the model's own loss"
+        return text(MESSAGES, "compute_loss.judge.passed",
+                    verdict=_against(seen, expected))
     except Mismatch as as_a_mean:
         with paused():
             ahead = EXERCISES["compute_loss"].seen(CausalLMTrainer)
@@ -343,8 +275,7 @@ def _judge_compute_loss(seen, expected):
         except Mismatch as as_a_sum:
             # say what is wrong with the version it got further with
             raise max(as_a_mean, as_a_sum, key=lambda m: m.checked)
-        return (f"{verdict}, and it honours num_items_in_batch: a step "
-                f"ahead of this exercise")
+        return text(MESSAGES, "compute_loss.judge.ahead", verdict=verdict)
 
 
 def _against(seen, wanted):
@@ -354,8 +285,8 @@ def _against(seen, wanted):
             if name == "return_outputs=True":
                 _judge_both(value, wanted["loss"])
             elif isinstance(value, tuple):
-                raise Mismatch(f"with return_outputs=False, return the loss "
-                               f"alone, not a tuple ({name})")
+                raise Mismatch(text(MESSAGES, "compute_loss.judge.tuple",
+                                    name=name))
             else:
                 found = compare(name, value, wanted[name])
                 verdict = found if verdict == "exact" else verdict
@@ -370,8 +301,7 @@ def _judge_both(both, wanted):
     if isinstance(both, Raised):
         compare("loss (return_outputs=True)", both, wanted)
     if not (isinstance(both, tuple) and both[1] == 2):
-        raise Mismatch("with return_outputs=True, return (loss, outputs)")
+        raise Mismatch(text(MESSAGES, "compute_loss.judge.both"))
     if not both[3]:
-        raise Mismatch("the second item should be the model's outputs, "
-                       "with .logits")
+        raise Mismatch(text(MESSAGES, "compute_loss.judge.outputs"))
     compare("loss (return_outputs=True)", both[2], wanted)

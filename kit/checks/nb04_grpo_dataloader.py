@@ -7,8 +7,10 @@ from torch.utils.data import DataLoader
 from transformers import Trainer
 
 from kit import tasks
-from kit.checks.compare import Mismatch, Raised, attempt
+from kit.checks.compare import Mismatch, Raised, attempt, describe_error
 from kit.checks.core import Mistake, exercise, paused
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 from kit.models import load_policy
 from kit.trainers import GRPOConfig, GRPOTrainer
 
@@ -100,8 +102,8 @@ def first_problem(facts):
 def judge_facts(seen, what):
     if isinstance(seen, Raised):
         error = seen.error
-        raise Mismatch(f"your {what} raised {type(error).__name__}"
-                       + (f": {error}" if str(error) else ""))
+        raise Mismatch(text(MESSAGES, "facts.raised", what=what,
+                            error=describe_error(error)))
     if "problem" in seen:
         raise Mismatch(seen["problem"])
 
@@ -120,24 +122,20 @@ def _loader_facts(trainers):
         firsts.append((loader, [next(batches) for _ in range(k)]))
     rows = tuple(len(first[0]) for _, first in firsts)
     wanted = tuple(c["batch"] * c["k"] for c in LOADERS)
-    yield "rows in a batch", rows, rows != wanted and (
-        f"a batch holds {rows[0]} rows with per_device_train_batch_size=8, "
-        f"steps_per_generation=3 (and {rows[1]} with 4 and 2): it should "
-        f"hold 8 × 3 = 24 (and 4 × 2 = 8), the completions of k steps")
+    yield "rows in a batch", rows, rows != wanted and text(
+        MESSAGES, "get_train_dataloader.problem.rows", first=rows[0],
+        second=rows[1])
     grouped = tuple(_in_groups([row["prompt"] for row in first[0]], c["G"])
                     for (_, first), c in zip(firsts, LOADERS))
-    yield "each prompt G times in a row", grouped, not all(grouped) and (
-        "each prompt should come num_generations times in a row: use "
-        "sampler_fn=self._get_train_sampler")
+    yield "each prompt G times in a row", grouped, not all(grouped) and text(
+        MESSAGES, "get_train_dataloader.problem.grouped")
     repeated = tuple(all(b == first[0] for b in first) for _, first in firsts)
-    yield "the same batch k times", repeated, not all(repeated) and (
-        "the same big batch should come steps_per_generation times, once "
-        "per step it serves: use sampler_fn=self._get_train_sampler")
+    yield "the same batch k times", repeated, not all(repeated) and text(
+        MESSAGES, "get_train_dataloader.problem.repeated")
     prepared = tuple(type(loader).__module__.startswith("accelerate")
                      for loader, _ in firsts)
-    yield "prepared by accelerate", prepared, not all(prepared) and (
-        "a plain DataLoader: build it with self._get_dataloader(...) so "
-        "accelerate prepares it")
+    yield "prepared by accelerate", prepared, not all(prepared) and text(
+        MESSAGES, "get_train_dataloader.problem.prepared")
 
 
 def _in_groups(prompts, G):
@@ -148,47 +146,13 @@ def _in_groups(prompts, G):
           answer=GRPOTrainer, solution=MyGRPOTrainer,
           method="get_train_dataloader",
           judge=lambda candidate, seen, expected: _judge_batches(seen),
-          hints=[
-              "Start from the stock method: it returns self._get_dataloader("
-              "...) with batch_size=self._train_batch_size — so accelerate "
-              "prepares the loader, as for any Trainer.",
-              "Multiply that batch size by self.args.steps_per_generation: "
-              "one batch holds the completions of k steps.",
-              "The factor is k exactly: not num_generations (the batch size "
-              "already counts completions), not k + 1, not "
-              "gradient_accumulation_steps (often equal to k, not always).",
-              "Keep sampler_fn=self._get_train_sampler: the sampler repeats "
-              "each prompt G times and each big batch k times.",
-          ], mistakes=[
-              Mistake("no_times_k", "no ×k", "one batch must hold the "
-                      "prompts of k steps: the stock batch size serves one",
-                      "batch_size=self._train_batch_size * "
-                      "self.args.steps_per_generation", NoTimesK, rung=2),
-              Mistake("times_G", "×G", "num_generations is already in the "
-                      "batch size (it counts completions); the batch grows "
-                      "with the steps it serves, k", "multiply by "
-                      "self.args.steps_per_generation, not num_generations",
-                      TimesG, rung=3),
-              Mistake("times_k_plus_1", "×(k+1)", "a batch serves k steps, "
-                      "not k + 1: the extra slice is generated and never "
-                      "trained on", "multiply by "
-                      "self.args.steps_per_generation alone", TimesKPlusOne,
-                      rung=3),
-              Mistake("times_GA", "×GA", "gradient_accumulation_steps "
-                      "counts micro-steps per optimizer step; the buffer "
-                      "serves steps_per_generation of them (k = GA is only "
-                      "the default)", "multiply by "
-                      "self.args.steps_per_generation", TimesGA, rung=3),
-              Mistake("no_sampler", "no sampler", "without GRPO's "
-                      "sampler each prompt comes once: no groups of G, no "
-                      "batch served k times", "pass "
-                      "sampler_fn=self._get_train_sampler", NoSampler,
-                      rung=4),
-              Mistake("plain_dataloader", "a plain DataLoader", "the "
-                      "Trainer's loaders go through accelerate (devices, "
-                      "several processes, resuming)", "build it with "
-                      "self._get_dataloader(...), as the stock method does",
-                      PlainDataLoader, rung=1),
+          mistakes=[
+              Mistake("no_times_k", NoTimesK, rung=2),
+              Mistake("times_G", TimesG, rung=3),
+              Mistake("times_k_plus_1", TimesKPlusOne, rung=3),
+              Mistake("times_GA", TimesGA, rung=3),
+              Mistake("no_sampler", NoSampler, rung=4),
+              Mistake("plain_dataloader", PlainDataLoader, rung=1),
           ])
 def observe_get_train_dataloader(candidate):
     with torch.random.fork_rng(devices=[]):  # the Trainer seeds torch
@@ -198,4 +162,4 @@ def observe_get_train_dataloader(candidate):
 
 def _judge_batches(seen):
     judge_facts(seen, "dataloader")
-    return "one batch of 24 = 8 × 3, served for 3 steps (and 8 = 4 × 2)"
+    return text(MESSAGES, "get_train_dataloader.judge.passed")

@@ -6,10 +6,12 @@ import tempfile
 import torch
 
 from kit import losses, tasks
-from kit.checks import dpo
+from kit.checks import nb03_dpo_losses as dpo
 from kit.checks.compare import (Mismatch, Raised, attempt, compare,
                                 describe_error)
 from kit.checks.core import Mistake, exercise, paused
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer
 
@@ -50,15 +52,13 @@ class AttentionMaskAsCompletionMask(DPOTrainer):
 class PolicyAsItsOwnReference(DPOTrainer):
     def compute_loss(self, model, inputs, return_outputs=False,
                      num_items_in_batch=None):
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]
-        logits = model(input_ids=ids, attention_mask=mask).logits
-        logps = losses.sequence_logps(logits, ids, inputs["completion_mask"])
-        chosen, rejected = logps.chunk(2)
-        out = losses.dpo_loss(chosen, rejected, chosen.detach(),
-                              rejected.detach(), beta=self.args.beta)
-        loss = out[0].sum() / (num_items_in_batch or len(out[0]))
-        self._remember(out[1], out[2], chosen, rejected)
-        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+        reference, self.ref_model = self.ref_model, model  # π, detached
+        try:
+            return MyDPOTrainer.compute_loss(self, model, inputs,
+                                             return_outputs,
+                                             num_items_in_batch)
+        finally:
+            self.ref_model = reference
 
 
 class MeanOverMicroBatch(DPOTrainer):
@@ -71,21 +71,12 @@ class MeanOverMicroBatch(DPOTrainer):
 class ChunksSwapped(DPOTrainer):
     def compute_loss(self, model, inputs, return_outputs=False,
                      num_items_in_batch=None):
-        ids, mask = inputs["input_ids"], inputs["attention_mask"]
-        completion_mask = inputs["completion_mask"]
-        logits = model(input_ids=ids, attention_mask=mask).logits
-        logps = sequence_logps(logits, ids, completion_mask)
-        with torch.no_grad():
-            ref_logits = self.ref_model(input_ids=ids,
-                                        attention_mask=mask).logits
-            ref_logps = sequence_logps(ref_logits, ids, completion_mask)
-        rejected, chosen = logps.chunk(2)  # the collator put chosen first
-        ref_rejected, ref_chosen = ref_logps.chunk(2)
-        out = dpo_loss(chosen, rejected, ref_chosen, ref_rejected,
-                       beta=self.args.beta)
-        loss = out[0].sum() / (num_items_in_batch or len(out[0]))
-        self._remember(out[1], out[2], chosen, rejected)
-        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+        # rejected, chosen = logps.chunk(2): as if the collator had put the
+        # rejected answers first
+        inputs = {key: torch.cat(value.chunk(2)[::-1])
+                  for key, value in inputs.items()}
+        return MyDPOTrainer.compute_loss(self, model, inputs, return_outputs,
+                                         num_items_in_batch)
 
 
 class DetachedLoss(DPOTrainer):
@@ -188,61 +179,15 @@ def _compute(trainer, batch, **options):
           uses=[("sequence_logps", "sequence_logps", losses.sequence_logps),
                 ("dpo_loss", "dpo_loss", losses.dpo_loss)],
           judge=lambda candidate, seen, expected: _judge(seen, expected),
-          hints=[
-              "One forward pass of the policy over inputs['input_ids'] (with "
-              "its attention_mask); sequence_logps with "
-              "inputs['completion_mask'] — not the attention mask, which "
-              "covers the prompt too — gives (2B,) log-probs.",
-              "The reference runs under torch.no_grad(): self.ref_model(...), "
-              "the same inputs. Not the policy, detached: its log-ratios "
-              "would all be 0.",
-              "The collator stacks [chosen; rejected]: chosen, rejected = "
-              "logps.chunk(2), in that order, for the reference too.",
-              "Only the reference goes under no_grad: the policy's forward "
-              "must keep its graph, or the loss has no gradient to train "
-              "with.",
-              "Return one number: losses.sum() / (num_items_in_batch or "
-              "len(losses)). num_items_in_batch already counts the pairs of "
-              "every micro-batch of the step: no .mean(), no division by "
-              "gradient_accumulation_steps.",
-          ], mistakes=[
-              Mistake("attention_mask_as_completion_mask", "attention mask "
-                      "as completion mask", "the prompt's log-probs cancel "
-                      "in the loss, but the logged log-probs and rewards "
-                      "count the prompt too", "pass "
-                      "inputs['completion_mask'] to sequence_logps",
+          mistakes=[
+              Mistake("attention_mask_as_completion_mask",
                       AttentionMaskAsCompletionMask, rung=1),
-              Mistake("policy_as_reference", "policy as its own reference",
-                      "with ref = π (detached) every log-ratio is 0: the loss "
-                      "is log 2 whatever the policy does", "run "
-                      "self.ref_model under torch.no_grad() for the "
-                      "reference log-probs", PolicyAsItsOwnReference, rung=2),
-              Mistake("mean_over_micro_batch", "mean over a micro-batch",
-                      "under gradient accumulation each micro-batch's mean "
-                      "gets the same weight, whatever its size", "return "
-                      "losses.sum() / (num_items_in_batch or len(losses))",
-                      MeanOverMicroBatch, rung=5),
-              Mistake("chunks_swapped", "chosen and rejected swapped", "the "
-                      "first half of the batch is the chosen answers: taken "
-                      "as rejected, DPO learns to prefer the rejected ones",
-                      "chosen, rejected = logps.chunk(2) (and ref_chosen, "
-                      "ref_rejected likewise)", ChunksSwapped, rung=3),
-              Mistake("detached_loss", "detached loss", "the policy's "
-                      "forward ran under torch.no_grad() (or the loss was "
-                      ".detach()ed): training stops at 'element 0 of tensors "
-                      "does not require grad'", "keep only the reference "
-                      "under torch.no_grad()", DetachedLoss, rung=4),
-              Mistake("per_pair_losses", "per-pair losses returned", "the "
-                      "Trainer calls .backward() on what compute_loss "
-                      "returns: it needs one number, not one per pair",
-                      "return losses.sum() / (num_items_in_batch or "
-                      "len(losses))", PerPairLosses, rung=5),
-              Mistake("divides_by_ga", "divided by GA as well",
-                      "num_items_in_batch already counts the pairs of all "
-                      "gradient_accumulation_steps micro-batches: dividing "
-                      "by GA again makes the gradient GA times too small",
-                      "losses.sum() / (num_items_in_batch or len(losses)), "
-                      "nothing more", DividesByGA, rung=5),
+              Mistake("policy_as_reference", PolicyAsItsOwnReference, rung=2),
+              Mistake("mean_over_micro_batch", MeanOverMicroBatch, rung=5),
+              Mistake("chunks_swapped", ChunksSwapped, rung=3),
+              Mistake("detached_loss", DetachedLoss, rung=4),
+              Mistake("per_pair_losses", PerPairLosses, rung=5),
+              Mistake("divides_by_ga", DividesByGA, rung=5),
           ])
 def observe_dpo_compute_loss(candidate):
     with torch.random.fork_rng(devices=[]):  # seeded here and by Trainer
@@ -269,33 +214,27 @@ def _judge(seen, expected):
                  "loss (4 pairs, num_items_in_batch=10)"):
         loss = seen[name]
         if isinstance(loss, tuple):
-            raise Mismatch("with return_outputs=False, return the loss alone")
+            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.tuple"))
         if isinstance(loss, torch.Tensor) and loss.dim() > 0:
-            raise Mismatch(f"compute_loss should return one number (a 0-d "
-                           f"tensor) for the Trainer's .backward(), got "
-                           f"shape {tuple(loss.shape)}: return losses.sum() "
-                           f"/ (num_items_in_batch or len(losses))")
+            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.shape",
+                                shape=tuple(loss.shape)))
         verdict = compare(name, loss, expected[name])
     if isinstance(seen["gradient"], Raised):
-        raise Mismatch(f"the gradient of your loss could not be taken: "
-                       f"{describe_error(seen['gradient'].error)}")
+        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.gradient",
+                            error=describe_error(seen["gradient"].error)))
     if seen["gradient"] is None:
-        raise Mismatch("the loss has no gradient: do not detach the "
-                       "policy's log-probs (only the reference's are "
-                       "computed under no_grad)")
+        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.no gradient"))
     compare("gradient", seen["gradient"], expected["gradient"])
     both = seen["return_outputs=True"]
     if isinstance(both, Raised) or not (isinstance(both, tuple)
                                         and both[1] == 2):
-        raise Mismatch("with return_outputs=True, return (loss, outputs)")
+        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.both"))
     logged, wanted = seen["logged metrics"], expected["logged metrics"]
     if not logged:
-        raise Mismatch("nothing logged: call self._remember(chosen_rewards, "
-                       "rejected_rewards, chosen, rejected) — the live plot "
-                       "and evaluate() read rewards/margins from it")
+        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.nothing logged"))
     for name, values in wanted.items():
         if name not in logged:
-            raise Mismatch(f"the logs have no {name!r}: pass all four to "
-                           "self._remember(...)")
+            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.missing",
+                                name=name))
         compare(f"logged {name}", logged[name], values)
-    return f"loss, gradient and logs {verdict} against kit's DPOTrainer"
+    return text(MESSAGES, "dpo_compute_loss.judge.passed", verdict=verdict)

@@ -9,6 +9,8 @@ from transformers import (TrainerCallback, TrainerControl, TrainerState,
 from kit import recipes
 from kit.checks.compare import Mismatch, Raised, attempt, describe_error
 from kit.checks.core import Mistake, exercise, paused
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 
 NOTEBOOK = "02_callbacks_vs_subclassing"
 
@@ -73,39 +75,19 @@ def _flags(callback, log):
 
 
 @exercise("stop_callback", stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
-          hints=[
-              "Override on_log(self, args, state, control, logs=None, "
-              "**kwargs): the Trainer calls it with each log, a dict of "
-              "numbers.",
-              "Not every log has a 'loss' (evaluation logs, the final "
-              "summary): read it with logs.get('loss') and skip the log "
-              "when it is None, rather than reading a missing loss as 0.",
-              "Set control.should_training_stop = True (should_epoch_stop "
-              "only ends the epoch) once the loss is below the target, and "
-              "return control.",
-          ], symptoms={"crash": 2}, mistakes=[
-              Mistake("loss_on_eval_log", 'logs["loss"] on an eval log',
-                      "evaluation logs and the final summary have no 'loss' "
-                      "key, so the callback crashes the run",
-                      "read it with logs.get('loss') and skip the log when "
-                      "it is None", ReadsLossOnEveryLog, rung=2),
-              Mistake("missing_loss_as_zero", "a missing loss read as 0",
-                      "logs.get('loss', 0) makes an evaluation log look like "
-                      "a loss of 0, so training stops at the first "
-                      "evaluation", "logs.get('loss') and skip the log when "
-                      "it is None", MissingLossAsZero, rung=2),
-              Mistake("should_epoch_stop", "should_epoch_stop", "that flag "
-                      "only ends the current epoch; training goes on",
-                      "set control.should_training_stop = True",
-                      StopsTheEpoch, rung=3),
+          symptoms={"crash": 2}, mistakes=[
+              Mistake("loss_on_eval_log", ReadsLossOnEveryLog, rung=2),
+              Mistake("missing_loss_as_zero", MissingLossAsZero, rung=2),
+              Mistake("should_epoch_stop", StopsTheEpoch, rung=3),
           ], judge=lambda candidate, seen, expected: _judge_stop(
               candidate, seen, expected))
 def observe_stop_callback(candidate):
     callback = attempt(candidate, target=1.0)
     if isinstance(callback, Raised):
-        raise Mismatch(f"{candidate.__name__}(target=1.0) raised "
-                       f"{describe_error(callback.error)}: keep "
-                       f"__init__(self, target)", symptom="crash")
+        raise Mismatch(text(MESSAGES, "stop_callback.judge.init",
+                            name=candidate.__name__,
+                            error=describe_error(callback.error)),
+                       symptom="crash")
     return {str(log): attempt(_flags, callback, log) for log in LOGS}
 
 
@@ -114,14 +96,16 @@ def _judge_stop(candidate, seen, expected):
         flags = seen[log]
         if isinstance(flags, Raised):
             error = flags.error
-            raise Mismatch(f"on the log {log} your callback raised "
-                           f"{describe_error(error)}", symptom="crash")
+            raise Mismatch(text(MESSAGES, "stop_callback.judge.raised",
+                                log=log, error=describe_error(error)),
+                           symptom="crash")
         if flags[1] and not wanted[1]:
-            raise Mismatch(f"after the log {log} it set should_epoch_stop: "
-                           "that does not stop training")
+            raise Mismatch(text(MESSAGES, "stop_callback.judge.epoch",
+                                log=log))
         if flags[0] != wanted[0]:
             what = "stopped" if flags[0] else "kept going"
-            raise Mismatch(f"with target 1.0 it {what} after the log {log}")
+            raise Mismatch(text(MESSAGES, f"stop_callback.judge.{what}",
+                                log=log))
     # And in a real run: a fresh model's loss falls below 2.0 in ~20 steps.
     # The clock stops: on_log ran under it above, the training is ours.
     with paused():
@@ -132,8 +116,8 @@ def _judge_stop(candidate, seen, expected):
         recipes.quiet(trainer).train()
     stopped_at = trainer.state.global_step
     if stopped_at >= 200:
-        raise Mismatch("in a real run the callback never stopped training")
-    return f"stops a real run at step {stopped_at} of 200"
+        raise Mismatch(text(MESSAGES, "stop_callback.judge.never"))
+    return text(MESSAGES, "stop_callback.judge.passed", step=stopped_at)
 
 
 REQUESTS = {
@@ -171,28 +155,23 @@ def _judge_requests(candidate, seen, expected):
                  if a not in ("callback", "subclass")]
     if undecided:
         first = undecided[0]
-        raise Mismatch(f"{len(undecided)} requests still undecided, e.g. "
-                       f"{first!r} (yours: {candidate.get(first)!r}): "
-                       f"answer 'callback' or 'subclass'")
+        raise Mismatch(text(MESSAGES, "callback_or_subclass.judge.undecided",
+                            count=len(undecided), first=first,
+                            yours=candidate.get(first)))
     wrong = [r for r, answer in REQUESTS.items() if answers[r] != answer]
     if wrong:
         first = wrong[0]
         answer = REQUESTS[first]
-        raise Mismatch(f"{len(wrong)} of {len(REQUESTS)} wrong, e.g. "
-                       f"{first!r} is a {answer}: {WHY[answer]}")
-    return f"all {len(REQUESTS)} requests placed"
+        raise Mismatch(text(MESSAGES, "callback_or_subclass.judge.wrong",
+                            count=len(wrong), of=len(REQUESTS), first=first,
+                            answer=answer, why=WHY[answer]))
+    return text(MESSAGES, "callback_or_subclass.judge.passed",
+                count=len(REQUESTS))
 
 
 @exercise("callback_or_subclass", stars=2, notebook=NOTEBOOK,
           answer=REQUESTS, judge=_judge_requests,
-          stub="answer each request with 'callback' or 'subclass' in place "
-               "of its '?'",
           solution="answers = " + pprint.pformat(REQUESTS, width=79,
-                                                 sort_dicts=False), hints=[
-              "Ask: does the request only need to *see* the loop (when), or "
-              "must it change *what* the loop computes?",
-              "Callbacks get the state and may set control flags; they never "
-              "see the loss tensor or the batch before it is used.",
-          ])
+                                                 sort_dicts=False))
 def observe_requests(candidate):
     return {}

@@ -6,6 +6,8 @@ from kit import losses
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, graph_leaves)
 from kit.checks.core import Mistake, exercise
+from kit.checks.messages import MESSAGES
+from kit.i18n import text
 
 NOTEBOOK = "05_grpo_end_to_end"
 
@@ -36,36 +38,11 @@ def mean_only(rewards, num_generations):
 
 
 @exercise("group_advantages", stars=2, notebook=NOTEBOOK,
-          answer=losses.group_advantages, hints=[
-              "rewards.view(-1, num_generations) puts each prompt's G "
-              "completions on one row, (B, G): normalise within each row, "
-              "not over the whole batch, and not along view(G, -1)'s rows.",
-              "Subtract each row's mean, then divide by its std + 1e-4 "
-              "(keepdim=True to broadcast): the std puts the groups of easy "
-              "and hard prompts on one scale.",
-              "torch's default std is unbiased (divides by G − 1), as TRL's: "
-              "no unbiased=False.",
-              "Return the same layout as the input: .view(-1).",
-          ], mistakes=[
-              Mistake("whole_batch", "whole-batch normalisation", "the "
-                      "baseline is each prompt's own group: an easy prompt's "
-                      "completions should not all look good", "view(-1, G) "
-                      "and normalise each row", whole_batch, rung=1),
-              Mistake("population_std", "population std", "torch's default "
-                      "std is unbiased (divides by G − 1), as TRL's",
-                      "drop unbiased=False / correction=0", population_std,
-                      rung=3),
-              Mistake("view_G_minus_1", "view(G, -1)", "that makes G rows of "
-                      "consecutive rewards; a prompt's G completions sit "
-                      "next to each other, so a group is a row of "
-                      "view(-1, G)", "rewards.view(-1, num_generations)",
-                      view_G_rows, rung=1),
-              Mistake("no_std", "no std normalisation", "the mean is "
-                      "subtracted but the spread is left: a group whose "
-                      "rewards differ a lot then pushes harder than one "
-                      "whose rewards differ a little", "divide by "
-                      "grouped.std(dim=1, keepdim=True) + 1e-4", mean_only,
-                      rung=2),
+          answer=losses.group_advantages, mistakes=[
+              Mistake("whole_batch", whole_batch, rung=1),
+              Mistake("population_std", population_std, rung=3),
+              Mistake("view_G_minus_1", view_G_rows, rung=1),
+              Mistake("no_std", mean_only, rung=2),
           ])
 def observe_group_advantages(candidate):
     g = torch.Generator().manual_seed(0)
@@ -84,9 +61,12 @@ def _surrogate(logps, old, advantages, epsilon):
     return ratio * advantages.unsqueeze(1), clipped * advantages.unsqueeze(1)
 
 
-def _finish(per_token, logps, mask, beta, ref):
+def _finish(per_token, logps, mask, beta, ref, kl_sign=1):
+    """The reference's tail: + β·KL when β > 0, then the mean per sequence
+    and over sequences. Its arguments are where a mistake differs."""
     if beta > 0:
-        per_token = per_token + beta * losses.per_token_kl(logps, ref)
+        per_token = per_token + kl_sign * beta * losses.per_token_kl(
+            logps, ref)
     mask = mask.float()
     return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
 
@@ -152,8 +132,7 @@ def kl_when_beta_0(per_token_logps, old_per_token_logps, advantages,
                                 advantages, epsilon)
     per_token = -torch.min(plain, clipped) + beta * losses.per_token_kl(
         per_token_logps, ref_per_token_logps)  # no `if beta > 0`
-    mask = completion_mask.float()
-    return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
+    return _finish(per_token, per_token_logps, completion_mask, 0.0, None)
 
 
 def clip_hard_coded(per_token_logps, old_per_token_logps, advantages,
@@ -169,12 +148,9 @@ def kl_sign_reversed(per_token_logps, old_per_token_logps, advantages,
                      ref_per_token_logps=None):
     plain, clipped = _surrogate(per_token_logps, old_per_token_logps,
                                 advantages, epsilon)
-    per_token = -torch.min(plain, clipped)
-    if beta > 0:  # a reward for moving away from the reference
-        per_token = per_token - beta * losses.per_token_kl(
-            per_token_logps, ref_per_token_logps)
-    mask = completion_mask.float()
-    return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
+    # a reward for moving away from the reference
+    return _finish(-torch.min(plain, clipped), per_token_logps,
+                   completion_mask, beta, ref_per_token_logps, kl_sign=-1)
 
 
 def kl_arguments_swapped(per_token_logps, old_per_token_logps, advantages,
@@ -182,12 +158,9 @@ def kl_arguments_swapped(per_token_logps, old_per_token_logps, advantages,
                          ref_per_token_logps=None):
     plain, clipped = _surrogate(per_token_logps, old_per_token_logps,
                                 advantages, epsilon)
-    per_token = -torch.min(plain, clipped)
-    if beta > 0:
-        per_token = per_token + beta * losses.per_token_kl(
-            ref_per_token_logps, per_token_logps)
-    mask = completion_mask.float()
-    return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
+    # KL(ref‖π) for KL(π‖ref): the reference first
+    return _finish(-torch.min(plain, clipped), ref_per_token_logps,
+                   completion_mask, beta, per_token_logps)
 
 
 def ratio_inverted(per_token_logps, old_per_token_logps, advantages,
@@ -245,79 +218,18 @@ def _loss_and_gradient(candidate, seed, epsilon, beta):
 
 @exercise("grpo_loss", stars=3, notebook=NOTEBOOK, answer=losses.grpo_loss,
           judge=lambda candidate, seen, expected: _judge_loss(seen, expected),
-          hints=[
-              "ratio = exp(per_token_logps − old_per_token_logps), new "
-              "minus old: above 1 where the policy now likes a token more; "
-              "1 on-policy.",
-              "Per token: −min(ratio·A, clamp(ratio, 1−ε, 1+ε)·A), with A "
-              "unsqueezed to (B, 1). The min is what makes the clip a "
-              "pessimistic bound; the minus turns the objective GRPO "
-              "maximises into a loss the Trainer minimises.",
-              "Clip with the epsilon you are given: clamp(ratio, 1 - "
-              "epsilon, 1 + epsilon), not 0.8 and 1.2.",
-              "Mean over each completion's own tokens (mask!), then mean "
-              "over completions.",
-              "The KL is a penalty: + beta * per_token_kl(per_token_logps, "
-              "ref_per_token_logps), in that order, and only when beta > 0 "
-              "— with beta = 0 there is no reference (None).",
-              "Keep the loss differentiable in per_token_logps: no "
-              ".detach(), no torch.no_grad() — that is the policy being "
-              "trained.",
-          ], mistakes=[
-              Mistake("no_min", "no min", "the clipped term alone gives no "
-                      "gradient where the ratio is clipped, even when moving "
-                      "back would help", "−min(ratio·A, clipped·A): the min "
-                      "keeps the pessimistic one", no_min, rung=2),
-              Mistake("max_not_min", "max instead of min", "the loss is "
-                      "minus the objective: −min(...) is the pessimistic "
-                      "bound, −max(...) the optimistic one",
-                      "torch.min(ratio * A, clipped * A)", max_not_min,
-                      rung=2),
-              Mistake("token_level_mean", "token-level mean", "one mean "
-                      "over all tokens weighs long completions more; GRPO's "
-                      "eq. 3 averages each completion's tokens first",
-                      "(per_token * mask).sum(1) / mask.sum(1), then "
-                      ".mean()", token_level_mean, rung=4),
-              Mistake("no_mask", "no mask", "tokens after <eos> (padding) "
-                      "count in each completion's mean", "multiply by "
-                      "completion_mask and divide by its sum per row",
-                      no_mask, rung=4),
-              Mistake("detached_logps", "detached log-probs", "the loss "
-                      "has no gradient: per_token_logps (the policy being "
-                      "trained) was detached or computed under no_grad",
-                      "do not .detach() per_token_logps or the loss "
-                      "(old_per_token_logps is already)", detached_logps,
-                      rung=6),
-              Mistake("kl_when_beta_0", "KL added when beta = 0", "with "
-                      "beta = 0 there is no reference: ref_per_token_logps "
-                      "is None, and None − tensor is a TypeError in the "
-                      "trainer", "add the KL only inside `if beta > 0:`",
-                      kl_when_beta_0, rung=5),
-              Mistake("clip_hard_coded", "clip hard-coded to 0.8/1.2",
-                      "the clip ignores epsilon: right for ε = 0.2 only",
-                      "torch.clamp(ratio, 1 - epsilon, 1 + epsilon)",
-                      clip_hard_coded, rung=3),
-              Mistake("kl_sign_reversed", "KL sign reversed", "−β·KL "
-                      "rewards the policy for moving away from the "
-                      "reference: the penalty pulls it back",
-                      "per_token + beta * per_token_kl(...)",
-                      kl_sign_reversed, rung=5),
-              Mistake("kl_arguments_swapped", "KL arguments swapped",
-                      "GRPO's k3 estimate of KL(π‖ref) is exp(ref − π) − "
-                      "(ref − π) − 1 on tokens sampled from π; swapped, it "
-                      "is another penalty, exponential where π outgrows "
-                      "ref",
-                      "per_token_kl(per_token_logps, ref_per_token_logps)",
-                      kl_arguments_swapped, rung=5),
-              Mistake("ratio_inverted", "ratio as exp(old − new)", "the "
-                      "ratio is π/π_old: inverted, the clip and the "
-                      "gradient push the wrong way off-policy",
-                      "torch.exp(per_token_logps - old_per_token_logps)",
-                      ratio_inverted, rung=1),
-              Mistake("no_minus", "no minus sign", "min(ratio·A, clipped·A) "
-                      "is the objective to maximise; the Trainer minimises, "
-                      "so the policy would learn to do worse", "-torch.min("
-                      "ratio * A, clipped * A)", no_minus, rung=2),
+          mistakes=[
+              Mistake("no_min", no_min, rung=2),
+              Mistake("max_not_min", max_not_min, rung=2),
+              Mistake("token_level_mean", token_level_mean, rung=4),
+              Mistake("no_mask", no_mask, rung=4),
+              Mistake("detached_logps", detached_logps, rung=6),
+              Mistake("kl_when_beta_0", kl_when_beta_0, rung=5),
+              Mistake("clip_hard_coded", clip_hard_coded, rung=3),
+              Mistake("kl_sign_reversed", kl_sign_reversed, rung=5),
+              Mistake("kl_arguments_swapped", kl_arguments_swapped, rung=5),
+              Mistake("ratio_inverted", ratio_inverted, rung=1),
+              Mistake("no_minus", no_minus, rung=2),
           ])
 def observe_grpo_loss(candidate):
     seen = {}
@@ -336,16 +248,14 @@ def _judge_loss(seen, expected):
         actual = seen[name]
         if name.startswith("loss"):
             if isinstance(actual, Raised):
-                raise Mismatch(f"your code raised "
-                               f"{describe_error(actual.error)}")
+                raise Mismatch(text(MESSAGES, "raised",
+                                    error=describe_error(actual.error)))
             if isinstance(actual, torch.Tensor) and actual.dim() > 0:
-                raise Mismatch(f"the loss should be one number, got shape "
-                               f"{tuple(actual.shape)}")
+                raise Mismatch(text(MESSAGES, "grpo_loss.judge.shape",
+                                    shape=tuple(actual.shape)))
             verdict = compare(name, actual, wanted)
         elif actual is None:
-            raise Mismatch("the loss has no gradient: keep per_token_logps "
-                           "in the computation (do not detach it)")
+            raise Mismatch(text(MESSAGES, "grpo_loss.judge.no gradient"))
         else:
             compare(name, actual, wanted)
-    return (f"loss and gradient {verdict}, for several epsilon, with "
-            f"and without KL")
+    return text(MESSAGES, "grpo_loss.judge.passed", verdict=verdict)

@@ -1,0 +1,97 @@
+"""The checkers' words come from one table; the report step's order."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import missing_japanese, status
+from kit import checks, i18n, losses
+from kit.checks import EXERCISES, advice
+from kit.checks.messages import MESSAGES
+
+pytestmark = pytest.mark.usefixtures("lenient")
+
+
+def test_every_exercise_and_mistake_has_its_words_in_the_table():
+    for exercise in EXERCISES.values():
+        assert exercise.hints, exercise.id
+        for mistake in exercise.mistakes:
+            for part in ("title", "why", "hint"):
+                assert f"{exercise.id}.{mistake.id}.{part}" in MESSAGES["en"]
+    for symptom in advice.SYMPTOMS:
+        assert f"symptom.{symptom}" in MESSAGES["en"]
+
+
+def test_every_key_of_the_table_is_one_the_checkers_ask_for():
+    exercise_keys = {f"{e.id}.hint.{i}" for e in EXERCISES.values()
+                     for i in range(1, len(e.hints) + 1)} | {
+        f"{e.id}.{m.id}.{part}" for e in EXERCISES.values()
+        for m in e.mistakes for part in ("title", "why", "hint")} | {
+        f"{e.id}.stub" for e in EXERCISES.values()}
+    source = "".join(path.read_text() for path in
+                     Path(checks.__file__).parent.glob("*.py")
+                     if path.name != "messages.py")
+    # keys the checkers build from a word: f"verdict.{status}", ...
+    built = ("verdict.", "symptom.", "refused.", "stop_callback.judge.")
+    stray = [key for key in MESSAGES["en"] if key not in exercise_keys
+             and f'"{key}"' not in source and not key.startswith(built)]
+    assert stray == []
+
+
+def test_missing_japanese_lists_every_key_with_no_japanese_text(
+        monkeypatch):
+    assert missing_japanese() == sorted(MESSAGES["en"])  # "ja" is empty yet
+    monkeypatch.setitem(MESSAGES["ja"], "verdict.passed", "✅ 合格")
+    assert "verdict.passed" not in missing_japanese()
+
+
+def test_a_verdict_speaks_the_language_of_the_table(monkeypatch, capsys):
+    monkeypatch.setitem(MESSAGES["ja"], "verdict.passed", "✅ 合格")
+    monkeypatch.setitem(MESSAGES["ja"], "causal_lm_loss.hint.1", "ずらす")
+    monkeypatch.setattr(i18n, "_current", "ja")
+    assert status("causal_lm_loss", losses.causal_lm_loss) == "passed"
+    checks.hint("causal_lm_loss", 1)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("✅ 合格 · causal_lm_loss ★: ")
+    assert out[1] == "hint 1/4: ずらす"
+
+
+def test_a_mistake_is_named_in_the_words_of_the_table(monkeypatch):
+    key = "causal_lm_loss.not_shifted.title"
+    monkeypatch.setitem(MESSAGES["en"], key, "no shift at all")
+    unshifted = EXERCISES["causal_lm_loss"].mistakes[0].code
+    result = checks.check("causal_lm_loss", unshifted)
+    assert result.mistake == "not_shifted"
+    assert result.message.startswith("no shift at all — ")
+
+
+def test_record_is_the_line_grade_reads():
+    unshifted = EXERCISES["causal_lm_loss"].mistakes[0].code
+    result = checks.check("causal_lm_loss", unshifted)
+    assert result.record() == {"id": "causal_lm_loss", "status": "failed",
+                               "mistake": "not_shifted",
+                               "message": result.message}
+
+
+def test_strict_mode_prints_and_records_before_it_raises(
+        monkeypatch, tmp_path, capsys):
+    path = tmp_path / "grades.jsonl"
+    monkeypatch.setenv("KIT_GRADE_FILE", str(path))
+    monkeypatch.setenv("KIT_STRICT", "1")
+    unshifted = EXERCISES["causal_lm_loss"].mistakes[0].code
+    with pytest.raises(AssertionError, match="causal_lm_loss: failed"):
+        checks.check("causal_lm_loss", unshifted)
+    assert capsys.readouterr().out.startswith("❌ failed · causal_lm_loss")
+    assert json.loads(path.read_text())["mistake"] == "not_shifted"
+
+
+def test_each_exercise_keeps_its_own_place_on_its_ladder(capsys):
+    def wrong(logits, labels):
+        return losses.causal_lm_loss(logits, labels) + 0.1
+    for _ in range(2):
+        checks.check("causal_lm_loss", wrong)
+    first, other = EXERCISES["causal_lm_loss"], EXERCISES["dpo_loss"]
+    assert (first.failures, other.failures) == (2, 0)
+    advice.forget([first])
+    assert first.failures == 0 and first.last_help is None
