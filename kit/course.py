@@ -292,8 +292,9 @@ def setup_notebook(seed=0, lang="en"):
 #
 # "cell 4" is the English cell's index among the source's cells (as in
 # `kit.notebook_text`'s messages); the hash is the first 10 hex digits of
-# the sha1 of that English cell's text, so an English edit marks its
-# translation stale. Code cells are the English ones, with one rewrite
+# the sha1 of that English cell's text. Blocks are matched to cells by
+# that hash (so a cell inserted before them leaves them translated), and
+# an English edit marks its translation stale. Code cells are the English ones, with one rewrite
 # (`ja_code`): `setup_notebook(...)` gets `lang="ja"` and the Colab install
 # cell installs the `ja` extra (a Japanese font for the figures).
 
@@ -367,25 +368,46 @@ def read_translation(path):
     return blocks
 
 
+def match_blocks(source_cells, blocks):
+    """{English markdown cell number: (block, stale?)}, and unused blocks.
+
+    A block belongs to the cell whose text it records the hash of, wherever
+    that cell is now: inserting a cell renumbers the ones after it, which
+    must not make their translations stale. A block no cell's text
+    matches goes to the untranslated cell of its number: an English edit
+    made it stale."""
+    markdown = [i for i, cell in enumerate(source_cells)
+                if cell.cell_type == "markdown"]
+    unused, matched = list(blocks), {}
+    for i in markdown:
+        wanted = cell_hash(source_cells[i].source)
+        block = next((b for b in unused if b[1] == wanted), None)
+        if block is not None:
+            unused.remove(block)
+            matched[i] = (block, False)
+    for i in markdown:
+        block = next((b for b in unused if b[0] == i), None)
+        if i not in matched and block is not None:
+            unused.remove(block)
+            matched[i] = (block, True)
+    return matched, unused
+
+
 def ja_cells(source_cells, blocks, name):
     """The Japanese cells, and one line per translation problem."""
     import copy
-    by_cell, problems = {}, []
-    for number, recorded, text in blocks:
-        if number in by_cell:
-            problems.append(f"{name}: cell {number} is translated twice")
-        by_cell[number] = (recorded, text)
-    cells = []
+    matched, unused = match_blocks(source_cells, blocks)
+    cells, problems = [], []
     for i, cell in enumerate(source_cells):
         cell = copy.deepcopy(cell)
         if cell.cell_type == "markdown":
             where = f"{name}: cell {i} (markdown, {cell.source[:40]!r}...)"
-            if i not in by_cell:
+            if i not in matched:
                 problems.append(f"{where} has no translation")
             else:
-                recorded, text = by_cell.pop(i)
+                (_, recorded, text), stale = matched[i]
                 cell.source = join_wrapped(text)
-                if recorded != cell_hash(source_cells[i].source):
+                if stale:
                     problems.append(
                         f"{where}: the translation is stale (it records en "
                         f"{recorded}, the English cell is now "
@@ -394,7 +416,7 @@ def ja_cells(source_cells, blocks, name):
         elif cell.cell_type == "code":
             cell.source = ja_code(cell.source)
         cells.append(cell)
-    for number in sorted(by_cell):
+    for number, _, _ in unused:
         problems.append(f"{name}: an extra block, cell {number}: the English "
                         "source has no markdown cell there")
     return cells, problems
@@ -464,14 +486,15 @@ def ja_stale():
         except ValueError as error:  # fix the file first: say where
             out.append(f"# notebooks/src/{error}\n")
             continue
-        done = {number: recorded for number, recorded, _ in blocks}
-        for i, cell in enumerate(jupytext.read(path).cells):
+        cells = jupytext.read(path).cells
+        matched, _ = match_blocks(cells, blocks)
+        for i, cell in enumerate(cells):
             if cell.cell_type != "markdown":
                 continue
-            wanted = cell_hash(cell.source)
-            if done.get(i) != wanted:
-                why = "stale" if i in done else "untranslated"
+            if i not in matched or matched[i][1]:
+                why = "stale" if i in matched else "untranslated"
                 out.append(f"# {ja.name} ({why})\n"
-                           f"<!-- ja: cell {i} · en {wanted} -->\n"
+                           f"<!-- ja: cell {i} · en "
+                           f"{cell_hash(cell.source)} -->\n"
                            f"{cell.source}\n")
     return out

@@ -75,7 +75,25 @@ def report():
         state = "NOT AS BUILT, see below" if problem else "as built"
         print(f"policy {name:<6} {policy_path(name)} ({state})")
     print(f"hub           {'online' if is_online() else 'offline'}")
-    return problems
+    return problems + private_methods_report()
+
+
+def private_methods_report():
+    """One line per private Trainer method the kit overrides; return the
+    problems (kit.private_methods: the methods may change without notice).
+    """
+    from kit.private_methods import RECORD, RECORDED_WITH, check
+    moved = {finding.name: finding for finding in check()}
+    for name, (recorded, _) in RECORD.items():
+        finding = moved.get(name)
+        if finding is None:
+            state = f"as in {RECORDED_WITH}"
+        elif finding.installed is None:
+            state = "GONE, see below"
+        else:
+            state = f"CHANGED to {finding.installed}, see below"
+        print(f"private       Trainer.{name}{recorded} {state}")
+    return [finding.message for finding in moved.values()]
 
 
 def main():

@@ -187,3 +187,18 @@ def test_text_before_the_first_block_is_named(tree, capsys):
     assert f"{NAME}.ja.md: text before the first '<!-- ja: cell" in out
     assert cli.main(["build", "--ja-stale"]) == 0
     assert "text before the first" in capsys.readouterr().out
+
+
+def test_a_new_english_cell_leaves_the_later_translations_in_place(
+        tree, capsys):
+    """Inserting a cell renumbers the ones after it: only the new cell
+    lacks a translation, none of the others turns stale."""
+    source = tree / "src" / f"{NAME}.py"
+    text = source.read_text()
+    start = text.index("# %% [markdown]", 1)
+    source.write_text(text[:start] + "# %% [markdown]\n# A new cell.\n\n"
+                      + text[start:])
+    status, out = check(capsys)
+    assert status == 1
+    assert out.count("has no translation") == 1 and "A new cell" in out
+    assert "stale" not in out and "extra block" not in out

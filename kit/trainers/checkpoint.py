@@ -58,8 +58,10 @@ class CheckpointMixin:
     def load_checkpoint_state(self, state):
         """Take back what `checkpoint_state()` returned."""
 
-    def _save_checkpoint(self, model, trial):
-        super()._save_checkpoint(model, trial)
+    # Private methods: **kwargs takes whatever a newer Trainer passes (when
+    # transformers 4.47 dropped `metrics`, overrides without it broke).
+    def _save_checkpoint(self, model, trial, **kwargs):
+        super()._save_checkpoint(model, trial, **kwargs)
         folder = self._checkpoint_dir(trial)
         if self.state_file:
             torch.save(self.checkpoint_state(),
@@ -68,9 +70,10 @@ class CheckpointMixin:
             with open(os.path.join(folder, METADATA), "w") as file:
                 json.dump(self._checkpoint_metadata(), file, indent=1)
 
-    def _load_from_checkpoint(self, resume_from_checkpoint, model=None):
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
         state = self.check_checkpoint(resume_from_checkpoint)
-        super()._load_from_checkpoint(resume_from_checkpoint, model)
+        super()._load_from_checkpoint(resume_from_checkpoint, model, **kwargs)
         if self.state_file:
             self.load_checkpoint_state(state)
 

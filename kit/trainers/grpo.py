@@ -55,9 +55,9 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
             batch_size=self._train_batch_size * self.args.steps_per_generation,
             is_training=True)
 
-    def _get_train_sampler(self, dataset=None):
+    def _get_train_sampler(self, train_dataset=None):
         """Each prompt G times in a row; each big batch k times over."""
-        return RepeatSampler(len(dataset or self.train_dataset),
+        return RepeatSampler(len(train_dataset or self.train_dataset),
                              self.args.num_generations,
                              self._prompts_per_generation(),
                              self.args.steps_per_generation, self.args.seed)

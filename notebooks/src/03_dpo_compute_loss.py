@@ -307,6 +307,20 @@ for name, (loss_fell, margin_fell, accuracy_fell) in verdicts.items():
 show(DPOTrainer)
 
 # %% [markdown]
+# ## Your trainer beside TRL's
+#
+# The kit's tests check its DPO against TRL's; this cell checks yours. The
+# same 8 pairs, a policy moved a little off its reference, β = 0.5: your
+# `MyDPOTrainer.compute_loss`, then TRL's `DPOTrainer` (the sigmoid loss),
+# each on its own trainer's batch — both losses and their difference.
+# (Without TRL, one line says how to install it.)
+
+# %%
+from kit.beside_trl import dpo_beside_trl
+
+comparison = dpo_beside_trl(MyDPOTrainer)
+
+# %% [markdown]
 # ## What you learned
 #
 # - Preference batches carry no labels: `compute_loss` must build the loss,

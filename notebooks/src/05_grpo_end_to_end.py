@@ -206,6 +206,22 @@ print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
 show(GRPOTrainer)
 
 # %% [markdown]
+# ## Your loss beside TRL's
+#
+# TRL's `GRPOTrainer` with `loss_type="grpo"` computes the loss you wrote.
+# One batch — 2 prompts × 4 answers, scored by a policy other than the one
+# that "generated" them (so ratios move and the clip bites), β = 0.1,
+# ε = 0.2 — through your `grpo_loss` and through TRL's `compute_loss`.
+# One setting differs from TRL 1.16's defaults: it multiplies the KL by
+# the ratio (`use_bias_correction_kl=True`); the paper's KL, and yours,
+# does not, so the comparison turns that off.
+
+# %%
+from kit.beside_trl import grpo_beside_trl
+
+comparison = grpo_beside_trl(grpo_loss)
+
+# %% [markdown]
 # ## What you learned
 #
 # - Rewards are plain functions; GRPO compares G samples of each prompt.

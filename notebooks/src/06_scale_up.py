@@ -137,6 +137,60 @@ for what, attempt in attempts.items():
 # %% [markdown]
 # The README lists them all, in a table "What happens when…".
 #
+# ## How the real trainers extend `Trainer`
+#
+# The same move as yours — subclass, override a few methods — at scale.
+# Read from TRL 1.16.0 (installed) and Axolotl 0.18.0 (commit 067b021c,
+# pinned to transformers 5.14.1 and TRL 1.8.0). `_` marks a private
+# method, one that may change without notice.
+#
+# | method | who overrides it | why |
+# |---|---|---|
+# | `compute_loss` | TRL DPO, TRL GRPO | the loss has no labels |
+# | `compute_loss` | Axolotl | ORPO's loss; counts tokens per second |
+# | `get_train_dataloader` | TRL GRPO | one big batch per k steps |
+# | `_get_train_sampler` | TRL GRPO | each prompt G times, batch reused |
+# | `_get_train_sampler` | Axolotl | sample packing (multipack) |
+# | `_prepare_inputs` | TRL GRPO | generate, buffer, serve slices |
+# | `_set_signature_columns_if_needed` | TRL DPO, TRL GRPO | keep own cols |
+# | `_set_signature_columns_if_needed` | Axolotl | packing drops a mask |
+# | `prediction_step` | TRL DPO, TRL GRPO | evaluate without labels |
+# | `log` | TRL DPO, TRL GRPO, Axolotl | add their own metrics |
+# | `training_step` | TRL DPO | activation offloading around it |
+# | `training_step` | TRL GRPO | counts steps and step time |
+# | `_save_checkpoint` | TRL DPO, TRL GRPO | a model card with each save |
+# | `_save_checkpoint` | Axolotl | makes the folder; FSDP2 LoRA saves |
+# | `_load_optimizer_and_scheduler` | TRL GRPO | adaptive entropy state |
+# | `_load_rng_state` | Axolotl (all) | a resume fix not yet released |
+# | `_save_optimizer_and_scheduler` | Axolotl | go on if FSDP can't save |
+# | `create_optimizer`, `create_scheduler` | Axolotl (all) | its choices |
+#
+# Axolotl's DPO and GRPO trainers subclass TRL's and add its mixins
+# ("Axolotl (all)"). Its `_save_checkpoint(self, model, trial, **kwargs)`
+# takes `**kwargs`: when transformers 4.47 dropped that method's
+# `metrics` argument, overrides without them broke (TRL PR 2288 and 3998,
+# ms-swift PR 5646). The kit's own private overrides are checked by
+# `python -m kit doctor` and its tests (`kit/private_methods.py`).
+#
+# TRL's `get_train_dataloader` (from the installed package) beside the
+# kit's: the same change — a batch `steps_per_generation` times larger.
+
+# %%
+from kit.course import show
+from kit.trainers import GRPOTrainer
+
+try:
+    import trl
+except ImportError:
+    print("TRL is not installed: `pip install .[trl]` (or `pip install "
+          "trl`) to read its GRPOTrainer here.")
+else:
+    print(f"TRL {trl.__version__}:")
+    show(trl.GRPOTrainer.get_train_dataloader)
+print("The kit's:")
+show(GRPOTrainer.get_train_dataloader)
+
+# %% [markdown]
 # ## What you learned
 #
 # - Presets change sizes, not code: the trainers run as they are on a GPU,

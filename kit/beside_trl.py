@@ -1,0 +1,212 @@
+"""Your trainer beside TRL's: the same toy batch, both losses, the gap.
+
+Notebooks 03 and 05 call these once the learner's DPO trainer and GRPO
+loss work. Everything is built offline on the kit's toy policy, on the
+CPU, in a couple of seconds; TRL is optional (`pip install .[trl]`).
+
+Two TRL 1.16 defaults would make the numbers differ for reasons that are
+not the learner's: its configs default to `bf16=True`, which on a CPU runs
+the reference model under bfloat16 autocast, and GRPOConfig defaults to
+`use_bias_correction_kl=True`, which multiplies the KL by the importance
+ratio (the paper's KL, and the kit's, is not). Both are switched off here.
+TRL also patches the forward of the models it is given (a fused LM head),
+so its DPOTrainer gets copies of ours.
+"""
+
+import copy
+import functools
+import os
+import tempfile
+import warnings
+
+import torch
+
+TOLERANCE = 1e-6
+INSTALL = ("TRL is not installed, so there is nothing to compare with: "
+           "`pip install .[trl]` (or `pip install trl`), then run this cell "
+           "again.")
+NOT_DONE = ("⏸  Not done yet: your {what} still raises NotImplementedError."
+            " Finish it above, then run this cell again.")
+
+
+def _quietly(function):
+    """Without the deprecation warnings TRL's configs raise on import."""
+    @functools.wraps(function)
+    def quiet(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            return function(*args, **kwargs)
+    return quiet
+
+
+def _trl():
+    try:
+        import trl
+    except ImportError:
+        return None
+    return trl
+
+
+def _toy_policies(scale=0.02, moved=1):
+    """(reference, tokenizer, *`moved` copies of it moved off it by noise
+    of std `scale`), on the CPU: the kit's starting policy."""
+    from kit.models import load_policy
+    reference, tokenizer = load_policy(preset="cpu")
+    reference.to("cpu").eval()  # the same forward pass for both trainers
+    generator = torch.Generator().manual_seed(0)
+    copies = []
+    for _ in range(moved):
+        model = copy.deepcopy(reference)
+        with torch.no_grad():
+            for p in model.parameters():
+                p.add_(scale * torch.randn(p.shape, generator=generator))
+        copies.append(model)
+    return (reference, tokenizer, *copies)
+
+
+def _report(ours, theirs, what):
+    """Print both losses and their gap; raise under KIT_STRICT=1 if > 1e-6."""
+    try:
+        ours = float(ours)
+    except (TypeError, ValueError, RuntimeError):
+        print(f"❌ your {what} returned {type(ours).__name__}, not one "
+              "number (a 0-d tensor): it must return the batch's loss")
+        if os.environ.get("KIT_STRICT") == "1":
+            raise AssertionError(f"{what}: returned {ours!r}") from None
+        return None
+    theirs = float(theirs)
+    difference = abs(ours - theirs)
+    print(f"your {what}: {ours:.8f}   TRL's: {theirs:.8f}   "
+          f"difference: {difference:.1e}")
+    if difference <= TOLERANCE:
+        print("✅ the same loss as TRL's, to within 1e-6")
+    else:
+        print(f"❌ more than {TOLERANCE:g} apart: your {what} computes "
+              "something else than TRL's on the same batch")
+        if os.environ.get("KIT_STRICT") == "1":
+            raise AssertionError(f"{what}: {ours} vs TRL's {theirs}")
+    return ours, theirs, difference
+
+
+# ------------------------------------------------------------------ DPO
+
+@_quietly
+def dpo_beside_trl(trainer_class, beta=0.5, pairs=8, seed=3):
+    """Run `trainer_class.compute_loss` and TRL's DPOTrainer on one batch.
+
+    Returns (yours, TRL's, |difference|), or None when TRL is missing or
+    the learner's compute_loss is not written yet.
+    """
+    trl = _trl()
+    if trl is None:
+        print(INSTALL)
+        return None
+    from kit import recipes, tasks
+    from kit.trainers import DPOConfig
+    reference, tokenizer, model = _toy_policies()
+    # TRL patches the forward of the models it is given: its own copies
+    trl_model, trl_reference = copy.deepcopy((model, reference))
+    data = tasks.preference_dataset("train", n=pairs, seed=seed)
+    common = dict(beta=beta, report_to="none", use_cpu=True, bf16=False,
+                  per_device_train_batch_size=pairs)
+    with tempfile.TemporaryDirectory() as folder:
+        ours = trainer_class(model=model, ref_model=reference,
+                             args=DPOConfig(folder, **common),
+                             train_dataset=data, processing_class=tokenizer)
+        recipes.quiet(ours)
+        batch = next(iter(ours.get_train_dataloader()))
+        try:
+            with torch.no_grad():
+                mine = ours.compute_loss(model, batch)
+        except NotImplementedError:
+            print(NOT_DONE.format(what="compute_loss"))
+            return None
+        theirs = trl.DPOTrainer(
+            model=trl_model, ref_model=trl_reference,
+            args=trl.DPOConfig(folder, loss_type="sigmoid", **common),
+            train_dataset=data, processing_class=tokenizer)
+        batch = next(iter(theirs.get_train_dataloader()))
+        with torch.no_grad():
+            trls = theirs.compute_loss(trl_model, batch)
+    return _report(mine, trls, "DPO loss")
+
+
+# ------------------------------------------------------------------ GRPO
+
+def _grpo_batch(tokenizer, prompts=2, generations=4, seed=0):
+    """A batch as a GRPO trainer hands it to its loss, without generating:
+    each prompt with G answers (the right one and near misses)."""
+    from kit import tasks
+    rows = tasks.prompt_dataset("train", n=prompts, seed=seed)
+    prompt_texts, answers = [], []
+    for row in rows:
+        wrong = [str(int(row["answer"]) + d) for d in (1, -1, 10)]
+        answers += [row["answer"]] + wrong[:generations - 1]
+        prompt_texts += [row["prompt"]] * generations
+    prompt = tokenizer(prompt_texts, return_tensors="pt", padding=True,
+                       padding_side="left")
+    eos = tokenizer.eos_token
+    completion = tokenizer([a + eos for a in answers], return_tensors="pt",
+                           padding=True, padding_side="right",
+                           add_special_tokens=False)
+    advantages = torch.linspace(-1.5, 1.5, len(answers))  # (B,)
+    return {"prompt_ids": prompt["input_ids"],
+            "prompt_mask": prompt["attention_mask"],
+            "completion_ids": completion["input_ids"],
+            "completion_mask": completion["attention_mask"],
+            "advantages": advantages}
+
+
+def _completion_logps(model, batch):
+    """Per-token log-probs of the completions: (B, C)."""
+    from kit.losses import per_token_logps
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], 1)
+    mask = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
+    logits = model(input_ids=ids, attention_mask=mask).logits  # (B, T, V)
+    return per_token_logps(logits, ids)[:, -batch["completion_ids"].shape[1]:]
+
+
+@_quietly
+def grpo_beside_trl(loss_fn, beta=0.1, epsilon=0.2, generations=4):
+    """Run `loss_fn` (grpo_loss's signature) and TRL's GRPOTrainer loss
+    with loss_type="grpo" on one batch, off-policy, with a KL term.
+
+    Returns (yours, TRL's, |difference|), or None when TRL is missing or
+    the learner's loss is not written yet.
+    """
+    trl = _trl()
+    if trl is None:
+        print(INSTALL)
+        return None
+    from kit import tasks
+    # the policy as it is now, as it generated (old), and the reference
+    reference, tokenizer, model, old_model = _toy_policies(0.05, moved=2)
+    batch = _grpo_batch(tokenizer, generations=generations)
+    with torch.no_grad():
+        batch["old_per_token_logps"] = _completion_logps(old_model, batch)
+        batch["ref_per_token_logps"] = _completion_logps(reference, batch)
+        logps = _completion_logps(model, batch)
+        try:
+            mine = loss_fn(logps, batch["old_per_token_logps"],
+                           batch["advantages"], batch["completion_mask"],
+                           epsilon=epsilon, beta=beta,
+                           ref_per_token_logps=batch["ref_per_token_logps"])
+        except NotImplementedError:
+            print(NOT_DONE.format(what="grpo_loss"))
+            return None
+    size = len(batch["advantages"])
+    with tempfile.TemporaryDirectory() as folder:
+        args = trl.GRPOConfig(
+            folder, loss_type="grpo", beta=beta, epsilon=epsilon,
+            num_generations=generations, per_device_train_batch_size=size,
+            report_to="none", use_cpu=True, bf16=False,
+            # TRL's default multiplies the KL by the ratio; the paper's
+            # (and the kit's) KL is not
+            use_bias_correction_kl=False)
+        theirs = trl.GRPOTrainer(
+            model=model, reward_funcs=tasks.correctness_reward, args=args,
+            train_dataset=tasks.prompt_dataset("train", n=size),
+            processing_class=tokenizer)
+        with torch.no_grad():
+            trls = theirs.compute_loss(model, batch)
+    return _report(mine, trls, "GRPO loss")

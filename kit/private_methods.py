@@ -1,0 +1,115 @@
+"""The private `Trainer` methods the kit overrides, and whether they moved.
+
+transformers says of methods that start with `_`: they "can be overridden
+too, but they may change without notice". They do. Past drift, as far as
+we could check it in the pull requests themselves:
+
+- transformers PR 31817 removed `metrics` from `Trainer._save_checkpoint`
+  (now `(model, trial)`; the best-model bookkeeping moved to
+  `_determine_best_metric`). It shipped in 4.47: TRL PR 2288 (Oct 2024)
+  lists 4.46 as not affected and copies `_determine_best_metric` into
+  TRL's online trainers; ms-swift gated its override on >= 4.47.
+- TRL PR 3998 (Sep 2025): TRL's PPOTrainer still called
+  `self._save_checkpoint(model, trial=None, metrics=None)` against the
+  new `(model, trial)`, a TypeError at the first save; the fix drops
+  `metrics=None`. ms-swift PR 5646 (the same week) fixes its PPO trainer
+  by popping `metrics` from the `**kwargs` of its own override.
+- Axolotl 0.18.0 (commit 067b021c, pinned to transformers 5.14.1):
+  `AxolotlTrainer._save_checkpoint(self, model, trial, **kwargs)`, a
+  signature that survives an argument being added or dropped later.
+
+So every override the kit writes is recorded here with the signature of
+the Trainer method it was written against (transformers 5.24.0), and
+`check()` compares the record with the installed transformers.
+`python -m kit doctor` prints the result; tests/test_private_methods.py
+fails on a change and on an override nobody recorded.
+"""
+
+import inspect
+import os
+from collections import namedtuple
+
+RECORDED_WITH = "5.24.0"  # the transformers the signatures below come from
+
+# name -> (the Trainer signature, annotations left out; the kit files that
+# override it). Annotations are left out because their text changes with
+# the Python version and a refactor without breaking any override; names,
+# order, kinds and defaults are what an override depends on.
+RECORD = {
+    "_save_checkpoint": ("(self, model, trial)",
+                         ("kit/trainers/checkpoint.py",)),
+    "_load_from_checkpoint": ("(self, resume_from_checkpoint, model=None)",
+                              ("kit/trainers/checkpoint.py",)),
+    "_prepare_inputs": ("(self, inputs)",
+                        ("kit/trainers/grpo.py", "kit/checks/nb04_grpo_buffer.py")),
+    "_get_train_sampler": ("(self, train_dataset=None)",
+                           ("kit/trainers/grpo.py",)),
+    "_set_signature_columns_if_needed": ("(self)",
+                                         ("kit/trainers/dpo.py",
+                                          "kit/trainers/grpo.py")),
+    "_get_grad_norm": ("(self, model, grad_norm=None)",
+                       ("kit/trainers/nonfinite.py",)),
+}
+
+
+class Finding(namedtuple("Finding", "name recorded installed files")):
+    """One private method that moved; `installed` is None when it is gone."""
+
+    @property
+    def message(self):
+        files = ", ".join(self.files)
+        if self.installed is None:
+            return (f"Trainer.{self.name} is gone from the installed "
+                    f"transformers (recorded {self.name}{self.recorded} "
+                    f"from {RECORDED_WITH}): the kit's override is never "
+                    f"called. Fix {files}.")
+        return (f"Trainer.{self.name} changed: recorded {self.recorded} "
+                f"(transformers {RECORDED_WITH}), installed "
+                f"{self.installed}. Fix the override in {files}, then its "
+                f"record in kit/private_methods.py.")
+
+
+def plain_signature(function):
+    """`function`'s signature as text, without annotations."""
+    signature = inspect.signature(function)
+    parameters = [p.replace(annotation=inspect.Parameter.empty)
+                  for p in signature.parameters.values()]
+    return str(signature.replace(
+        parameters=parameters,
+        return_annotation=inspect.Signature.empty))
+
+
+def installed_signature(name):
+    """The installed Trainer's signature of `name`, or None if it is gone."""
+    from transformers import Trainer
+    method = getattr(Trainer, name, None)
+    return None if method is None else plain_signature(method)
+
+
+def check(record=None):
+    """One Finding per recorded method that changed or disappeared."""
+    findings = []
+    for name, (recorded, files) in (record or RECORD).items():
+        installed = installed_signature(name)
+        if installed != recorded:
+            findings.append(Finding(name, recorded, installed, files))
+    return findings
+
+
+def overrides(classes):
+    """{private Trainer method: the kit files overriding it} over the MROs
+    of `classes`: what RECORD must list."""
+    from transformers import Trainer
+    from kit.course import ROOT
+    found = {}
+    for cls in classes:
+        for owner in cls.__mro__:
+            if not owner.__module__.startswith("kit."):
+                continue  # Trainer's own, TRL's, torch's
+            for name in vars(owner):
+                if (name.startswith("_") and not name.startswith("__")
+                        and hasattr(Trainer, name)):
+                    path = inspect.getsourcefile(owner)
+                    found.setdefault(name, set()).add(
+                        os.path.relpath(path, ROOT))
+    return found

@@ -1,0 +1,69 @@
+"""Your trainer beside TRL's: the same batch gives the same loss, and a
+wrong loss, a stub or a missing TRL each say so in one line."""
+
+import pytest
+
+from kit import beside_trl, losses
+from kit.trainers import DPOTrainer
+
+pytest.importorskip("trl")
+
+
+def test_the_kits_dpo_trainer_matches_trls(capsys):
+    _, _, difference = beside_trl.dpo_beside_trl(DPOTrainer)
+    assert difference <= beside_trl.TOLERANCE
+    assert "✅" in capsys.readouterr().out
+
+
+def test_the_kits_grpo_loss_matches_trls_grpo_loss(capsys):
+    _, _, difference = beside_trl.grpo_beside_trl(losses.grpo_loss)
+    assert difference <= beside_trl.TOLERANCE
+    assert "✅" in capsys.readouterr().out
+
+
+def unclipped(per_token_logps, old_per_token_logps, advantages,
+              completion_mask, epsilon=0.2, beta=0.0,
+              ref_per_token_logps=None):
+    """grpo_loss with the clip forgotten."""
+    return losses.grpo_loss(per_token_logps, old_per_token_logps,
+                            advantages, completion_mask, epsilon=1e9,
+                            beta=beta, ref_per_token_logps=ref_per_token_logps)
+
+
+def test_a_wrong_loss_prints_the_gap_and_raises_only_when_strict(
+        monkeypatch, capsys):
+    monkeypatch.delenv("KIT_STRICT", raising=False)
+    _, _, difference = beside_trl.grpo_beside_trl(unclipped)
+    assert difference > beside_trl.TOLERANCE
+    assert "❌ more than 1e-06 apart" in capsys.readouterr().out
+    monkeypatch.setenv("KIT_STRICT", "1")
+    with pytest.raises(AssertionError, match="GRPO loss"):
+        beside_trl.grpo_beside_trl(unclipped)
+
+
+def test_a_loss_that_returns_none_is_named(monkeypatch, capsys):
+    monkeypatch.delenv("KIT_STRICT", raising=False)
+    assert beside_trl.grpo_beside_trl(lambda *a, **k: None) is None
+    assert "returned NoneType" in capsys.readouterr().out
+
+
+def test_a_stub_says_not_done_yet(capsys):
+    def stub(*args, **kwargs):
+        raise NotImplementedError("exercise: write your code here")
+
+    class StubTrainer(DPOTrainer):
+        compute_loss = stub
+
+    assert beside_trl.grpo_beside_trl(stub) is None
+    assert beside_trl.dpo_beside_trl(StubTrainer) is None
+    out = capsys.readouterr().out
+    assert out.count("⏸  Not done yet") == 2
+
+
+def test_without_trl_one_line_says_how_to_install(monkeypatch, capsys):
+    monkeypatch.setattr(beside_trl, "_trl", lambda: None)
+    assert beside_trl.dpo_beside_trl(DPOTrainer) is None
+    assert beside_trl.grpo_beside_trl(losses.grpo_loss) is None
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [beside_trl.INSTALL] * 2
+    assert "pip install .[trl]" in beside_trl.INSTALL

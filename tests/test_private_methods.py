@@ -1,0 +1,111 @@
+"""The drift guard: the private Trainer methods the kit overrides still
+have the signatures they were written against."""
+
+import importlib
+import inspect
+import pkgutil
+
+from transformers import Trainer
+
+import kit.checks
+import kit.trainers
+from kit import doctor, private_methods
+
+
+def kit_trainer_classes():
+    """Every Trainer subclass defined in kit.trainers and kit.checks (the
+    reference and wrong answers the checkers run are trainers too)."""
+    classes = []
+    for package in (kit.trainers, kit.checks):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}."
+                                             f"{info.name}")
+            classes += [value for value in vars(module).values()
+                        if inspect.isclass(value)
+                        and issubclass(value, Trainer)
+                        and value.__module__ == module.__name__]
+    return classes
+
+
+def test_the_installed_transformers_matches_the_record():
+    assert private_methods.check() == []
+
+
+def test_the_record_lists_exactly_the_private_methods_the_kit_overrides():
+    found = private_methods.overrides(kit_trainer_classes())
+    recorded = {name: set(files)
+                for name, (_, files) in private_methods.RECORD.items()}
+    assert found == recorded, (
+        "kit/private_methods.py RECORD must list each private Trainer "
+        "method the kit overrides, with the files that override it")
+
+
+def test_an_altered_signature_is_named_with_both_and_the_file(monkeypatch):
+    monkeypatch.setitem(private_methods.RECORD, "_save_checkpoint", (
+        "(self, model, trial, metrics=None)", ("kit/trainers/checkpoint.py",)))
+    [finding] = private_methods.check()
+    assert finding.name == "_save_checkpoint"
+    assert "(self, model, trial, metrics=None)" in finding.message
+    assert "installed (self, model, trial)" in finding.message
+    assert "kit/trainers/checkpoint.py" in finding.message
+
+
+def test_a_removed_method_is_named_as_gone(monkeypatch):
+    monkeypatch.delattr(Trainer, "_get_grad_norm")
+    [finding] = private_methods.check()
+    assert finding.name == "_get_grad_norm" and finding.installed is None
+    assert "is gone" in finding.message
+    assert "kit/trainers/nonfinite.py" in finding.message
+
+
+def test_annotations_do_not_count():
+    def annotated(self, model: int, trial: "str | None" = None) -> None:
+        pass
+    assert private_methods.plain_signature(annotated) == (
+        "(self, model, trial=None)")
+
+
+def test_doctor_prints_one_line_per_method(capsys):
+    assert doctor.private_methods_report() == []
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(private_methods.RECORD)
+    assert all(line.startswith("private") and "as in 5.24.0" in line
+               for line in lines)
+
+
+def test_doctor_fails_naming_a_changed_method(monkeypatch, capsys):
+    monkeypatch.setitem(private_methods.RECORD, "_prepare_inputs", (
+        "(self, generation_batch)", ("kit/trainers/grpo.py",)))
+    [problem] = doctor.private_methods_report()
+    out = capsys.readouterr().out
+    assert "Trainer._prepare_inputs(self, generation_batch) CHANGED" in out
+    assert "_prepare_inputs changed" in problem
+    assert "kit/trainers/grpo.py" in problem
+
+
+def test_each_override_takes_every_argument_trainer_passes():
+    """The kit must not make the mistake notebook 08 teaches: an override
+    takes as many arguments as Trainer's method (a name may differ: TRL's
+    `generation_batch` for `inputs`), and the checkpoint ones take
+    **kwargs too, so an argument a newer transformers adds or passes by
+    keyword does not break them."""
+    import inspect
+    from transformers import Trainer
+
+    def positional(parameters):
+        return [p for p in parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for cls in kit_trainer_classes():
+        for owner in cls.__mro__:
+            if not owner.__module__.startswith("kit."):
+                continue
+            for name in private_methods.overrides([owner]):
+                if name not in vars(owner):
+                    continue
+                ours = inspect.signature(vars(owner)[name]).parameters
+                theirs = inspect.signature(getattr(Trainer, name)).parameters
+                where = f"{owner.__name__}.{name}{inspect.signature(vars(owner)[name])}"
+                assert len(positional(ours)) >= len(positional(theirs)), where
+                if name in ("_save_checkpoint", "_load_from_checkpoint"):
+                    assert any(p.kind is p.VAR_KEYWORD
+                               for p in ours.values()), f"{where}: **kwargs"
