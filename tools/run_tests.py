@@ -38,23 +38,29 @@ GRADING = ["tests/test_grade.py"] + sorted(
 # The notebook suites' kernels fork from one warm process that has
 # imported torch (tools/warm_kernels.py): ~6.5 s of CPU saved a notebook.
 NBVAL = PYTEST + ["-p", "tools.warm_kernels", "--nbval-lax"]
-# name -> (what it is, command, extra environment); longest first, as
-# measured in one `make test` here (2-core AMD EPYC): grading 179 s,
-# solutions 145, unit 141, training 133, learners 125, browser 101
+# name -> (what it is, command, extra environment); longest first. One
+# `make test` here (2-core AMD EPYC) took grading 179 s, solutions 166,
+# unit 177, training 150, learners 118, browser 94 (447 s in all). Since
+# then (measured suite by suite on a busy machine, so by CPU seconds):
+# warm notebook kernels (-45 s each notebook suite), no second training of
+# notebooks 03 and 05 in unit (-53 s), one zygote in test_grade (-25 s),
+# DPO inside the multiprocess launch and smaller resume runs (-50 s):
+# about grading 155, unit 140, solutions 120, training 100, browser 94,
+# learners 75.
 SUITES = {
     "grading": ("grading tests", PYTEST + GRADING, {}),
+    "unit": ("unit tests", PYTEST + ["tests"] + [
+        f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
     # solutions must pass every checker: KIT_STRICT=1 turns a failed
     # check into an error; learner copies must run with stubs untouched
     "solutions": ("solution notebooks",
                   NBVAL + ["notebooks/solutions"],
                   {"KIT_STRICT": "1"}),
-    "unit": ("unit tests", PYTEST + ["tests"] + [
-        f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
     "training": ("multi-process and resume tests", PYTEST + TRAINING, {}),
+    "browser": ("browser test", PYTEST + BROWSER, {}),
     "learners": ("learner notebooks", NBVAL + sorted(
         str(path.relative_to(ROOT)) for path in
         ROOT.glob("notebooks/*.ipynb")), {}),
-    "browser": ("browser test", PYTEST + BROWSER, {}),
 }
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1"}
