@@ -40,17 +40,16 @@ GRADING = ["tests/test_grade.py"] + sorted(
 NBVAL = PYTEST + ["-p", "tools.warm_kernels", "--nbval-lax"]
 # name -> (what it is, command, extra environment); longest first. One
 # `make test` here (2-core AMD EPYC) took grading 179 s, solutions 166,
-# unit 177, training 150, learners 118, browser 94 (447 s in all). Since
-# then (measured suite by suite on a busy machine, so by CPU seconds):
-# warm notebook kernels (-45 s each notebook suite), no second training of
-# notebooks 03 and 05 in unit (-53 s), one zygote in test_grade (-25 s),
-# DPO inside the multiprocess launch and smaller resume runs (-50 s):
-# about grading 155, unit 140, solutions 120, training 100, browser 94,
-# learners 75.
+# unit 177, training 150, learners 118, browser 94 (447 s in all). Then
+# warm notebook kernels, no second training of notebooks 03 and 05 in
+# unit, one zygote in test_grade, DPO inside the multiprocess launch and
+# smaller resume runs; measured two suites at a time, machine shared:
+# unit 233 s, grading 217 (both on a tree with more tests than then),
+# solutions 127, training 94, learners 62 (browser not rerun).
 SUITES = {
-    "grading": ("grading tests", PYTEST + GRADING, {}),
     "unit": ("unit tests", PYTEST + ["tests"] + [
         f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
+    "grading": ("grading tests", PYTEST + GRADING, {}),
     # solutions must pass every checker: KIT_STRICT=1 turns a failed
     # check into an error; learner copies must run with stubs untouched
     "solutions": ("solution notebooks",
