@@ -44,8 +44,9 @@ NBVAL = PYTEST + ["-p", "tools.warm_kernels", "--nbval-lax"]
 # warm notebook kernels, no second training of notebooks 03 and 05 in
 # unit, one zygote in test_grade, DPO inside the multiprocess launch and
 # smaller resume runs; measured two suites at a time, machine shared:
-# unit 233 s, grading 217 (both on a tree with more tests than then),
-# solutions 127, training 94, learners 62 (browser not rerun).
+# unit 233 s, grading 217 (more than before: other jobs shared the
+# cores, load ~2.4; not yet explained), solutions 127, training 94,
+# learners 62 (browser not rerun).
 SUITES = {
     "unit": ("unit tests", PYTEST + ["tests"] + [
         f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
