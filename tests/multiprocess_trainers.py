@@ -6,7 +6,10 @@ Writes, per process, to OUT/rank<r>.json:
   10 prompts in batches of 4 (the processes pad the last batch) beside the
   greedy accuracy of the same model;
 - SFT: the size of one SGD update with the stock Trainer and with
-  CausalLMTrainer, from the same weights on the same batches.
+  CausalLMTrainer, from the same weights on the same batches;
+- DPO: `kit train dpo --max-steps 4` into OUT/dpo, through the command
+  line's own entry point (in this launch: a second one would cost three
+  more processes importing torch).
 Also runs in one process (`python tests/multiprocess_trainers.py OUT`).
 """
 
@@ -18,7 +21,7 @@ import torch
 from transformers import (DataCollatorForSeq2Seq, Trainer,
                           TrainingArguments)
 
-from kit import recipes, tasks
+from kit import cli, recipes, tasks
 from kit.models import greedy_accuracy, tiny_model
 from kit.trainers import CausalLMTrainer, GRPOTrainer
 
@@ -77,6 +80,9 @@ def update_norm(trainer_class):
     "eval_reward": eval_reward, "greedy_accuracy": accuracy,
     "update_norm": {"Trainer": update_norm(Trainer),
                     "CausalLMTrainer": update_norm(CausalLMTrainer)}}))
+dpo = cli.main(["train", "dpo", "--max-steps", "4", "--output-dir",
+                str(out / "dpo")])
+(out / f"dpo_rank{rank}.json").write_text(json.dumps({"exit": dpo}))
 # Take the process group down before exiting, as accelerate asks: left to
 # interpreter exit, one rank once aborted ("terminate called without an
 # active exception") under load.

@@ -113,8 +113,9 @@ HOSTILE = {
 
 
 @pytest.fixture(scope="module")
-def graded_class(tmp_path_factory):
-    """Grade the class once, --jobs 2; every class test reads the result."""
+def graded_class(tmp_path_factory, one_zygote):
+    """Grade the class once, --jobs 2; every class test reads the result
+    (warm, from the module's zygote, as a class of this size would be)."""
     root = tmp_path_factory.mktemp("class")
     spy = tmp_path_factory.mktemp("spy") / "jon.json"
     for student, cells in {**CLASS, **HOSTILE}.items():
@@ -136,6 +137,7 @@ def graded_class(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("INSTRUCTOR_SECRET", "hunter2")
         patch.setattr(grade, "OUTPUT_LIMIT", 1000)
+        share(one_zygote, patch)
         result = kit_grade(str(root), "--jobs", "2", "--timeout", "5",
                            "--csv", str(out / "class.csv"),
                            "--html", str(out / "class.html"))
@@ -301,6 +303,34 @@ def test_class_json_carries_mistake_message_and_error(graded_class):
 
 # ------------------------------------------------------------ one notebook
 
+@pytest.fixture(scope="module")
+def one_zygote():
+    """One warm zygote for this module's one-notebook grades: each would
+    otherwise start a kernel cold (~6.5 s importing torch). The cold path
+    is kept by the real command below and by the warm-against-cold test."""
+    with pytest.MonkeyPatch.context() as patch:
+        # as a grader that sets no thread count: start_zygote sets it
+        # (test_the_zygote_starts_when_the_grader_sets_no_thread_count)
+        patch.delenv("OMP_NUM_THREADS", raising=False)
+        grade.start_zygote()
+    started = dict(grade._zygote)
+    grade._zygote.clear()
+    yield started
+    grade._zygote.update(started)
+    grade.stop_zygote()
+
+
+def share(zygote, patch):
+    """`kit grade` runs fork from `zygote`, started once for several."""
+    patch.setattr(grade, "warm_wanted", lambda count, jobs: True)
+    patch.setattr(grade, "start_zygote", lambda: grade._zygote.update(zygote))
+    patch.setattr(grade, "stop_zygote", grade._zygote.clear)
+
+
+@pytest.fixture
+def warm(one_zygote, monkeypatch):
+    share(one_zygote, monkeypatch)
+
 def test_one_notebook_scores_passed_failed_and_not_attempted(tmp_path):
     path = write_notebook(
         tmp_path / "demo.ipynb",
@@ -326,7 +356,7 @@ def test_one_notebook_scores_passed_failed_and_not_attempted(tmp_path):
     assert all({"mistake", "message"} <= set(e) for e in card["exercises"])
 
 
-def test_one_notebook_all_passed_is_exit_0(tmp_path):
+def test_one_notebook_all_passed_is_exit_0(tmp_path, warm):
     path = write_notebook(tmp_path / "a.ipynb", *fake(
         *[(exercise, None, "passed") for exercise in NB03]))
     result = kit_grade(str(path))
@@ -334,7 +364,8 @@ def test_one_notebook_all_passed_is_exit_0(tmp_path):
     assert "4/4 passed" in result.stdout
 
 
-def test_a_scorecard_names_the_mistake_and_says_what_differs(tmp_path):
+def test_a_scorecard_names_the_mistake_and_says_what_differs(tmp_path,
+                                                              warm):
     path = write_notebook(tmp_path / "b.ipynb", *fake(
         ("dpo_loss", None, "failed", "published_snippet")))
     result = kit_grade(str(path))
@@ -347,7 +378,7 @@ def test_a_scorecard_names_the_mistake_and_says_what_differs(tmp_path):
         "  ⏸  dpo_compute_loss         ★★★  not attempted", "  0/4 passed"]
 
 
-def test_an_untouched_course_notebook_is_all_not_attempted():
+def test_an_untouched_course_notebook_is_all_not_attempted(warm):
     result = kit_grade(str(course.NOTEBOOKS / "02_callbacks_vs_subclassing"
                            ".ipynb"), "--json")
     assert result.returncode == 1
@@ -419,7 +450,7 @@ def test_a_notebook_without_checks_has_no_exercises(tmp_path, capsys):
         "calls\n")
 
 
-def test_a_dead_kernel_is_not_called_a_time_limit(tmp_path):
+def test_a_dead_kernel_is_not_called_a_time_limit(tmp_path, warm):
     path = write_notebook(tmp_path / "dies.ipynb",
                           *fake(("dpo_loss", None, "passed")),
                           "import os; os._exit(1)")
@@ -430,7 +461,7 @@ def test_a_dead_kernel_is_not_called_a_time_limit(tmp_path):
     assert "time limit" not in error.replace("no time limit", "")
 
 
-def test_an_endless_cell_stops_at_the_time_limit(tmp_path):
+def test_an_endless_cell_stops_at_the_time_limit(tmp_path, warm):
     """--all-cells runs the training cells too: this one never ends."""
     path = write_notebook(tmp_path / "slow.ipynb",
                           "check = print  # no exercises run", "check('x')",
@@ -442,7 +473,7 @@ def test_an_endless_cell_stops_at_the_time_limit(tmp_path):
 
 
 def test_kernels_run_in_a_fresh_folder_with_the_graders_kit(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, warm):
     monkeypatch.setenv("PYTHONPATH", "relative/means/nothing/elsewhere")
     monkeypatch.chdir(tmp_path)
     path = write_notebook(
@@ -524,7 +555,7 @@ GRADER_PID = f"import os\ngrader = {os.getpid()}"
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_stopped_class_run_keeps_what_was_graded(tmp_path, monkeypatch,
-                                                   signum):
+                                                   signum, warm):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     root = tmp_path / "class"
     write_notebook(root / "a" / NB, *fake(("dpo_loss", None, "passed")))
@@ -667,13 +698,8 @@ def test_a_wrong_earlier_exercise_is_failed_not_not_done_yet(monkeypatch):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux")
-def test_the_zygote_starts_when_the_grader_sets_no_thread_count(monkeypatch,
-                                                               capsys):
+def test_the_zygote_starts_when_the_grader_sets_no_thread_count(one_zygote):
     # unset, torch's import starts a second thread and forking is unsafe:
-    # the zygote must not then refuse and leave the class cold
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    grade.start_zygote()
-    try:
-        assert grade._zygote, capsys.readouterr().err
-    finally:
-        grade.stop_zygote()
+    # the zygote must not then refuse and leave the class cold. The
+    # module's zygote was started so (see one_zygote).
+    assert one_zygote and one_zygote["process"].poll() is None

@@ -2,6 +2,7 @@
 
 import copy
 import functools
+import json
 import math
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 import torch
 from datasets import Dataset
 
-from kit import losses, recipes, tasks
+from kit import course, losses, recipes, tasks
 from kit.gradients import accumulated_gradient
 from kit.models import greedy_accuracy, load_policy
 from kit.trainers import GRPOConfig, GRPOTrainer
@@ -320,16 +321,21 @@ def test_a_kl_penalty_uses_a_frozen_reference(tmp_path):
     assert make(tmp_path).ref_model is None  # beta=0: no reference at all
 
 
-def test_the_course_run_raises_held_out_accuracy(tmp_path):
-    """The claim of notebook 05: held-out accuracy climbs, on any CPU."""
-    trainer = recipes.grpo_trainer("cpu", output_dir=tmp_path)
-    held_out = tasks.prompt_dataset("test")
-    before = greedy_accuracy(trainer.model, trainer.processing_class, held_out)
-    recipes.quiet(trainer).train()
-    after = greedy_accuracy(trainer.model, trainer.processing_class, held_out)
-    # 0.29 at seed 0 on the machine that made the recipe; other CPUs round
-    # differently, so the bar leaves room
-    assert after - before >= 0.2, (before, after)
+def test_notebook_05_checks_that_its_run_raises_held_out_accuracy():
+    """The claim of notebook 05 (held-out accuracy climbs by 0.2, on any
+    CPU) is asserted by the notebook, after its 400-step course run:
+    `make test` runs the solution under KIT_STRICT=1 rather than training
+    the same run again here."""
+    claims = course.expectations("05_grpo_end_to_end")
+    assert [claim for claim, _ in claims] == [
+        "held-out accuracy to climb by 0.2 or more"]
+    cells = json.loads((course.SOLUTIONS / "05_grpo_end_to_end.ipynb")
+                       .read_text())["cells"]
+    trained = next(index for index, cell in enumerate(cells)
+                   if "trainer_class=MyGRPOTrainer" in "".join(cell["source"]))
+    assert claims[0][1] > trained
+    source = "".join(cells[trained]["source"])
+    assert 'recipes.grpo_trainer(\n    "cpu"' in source  # the course recipe
 
 
 # ---------------------------------------------------------------- bad input

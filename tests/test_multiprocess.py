@@ -39,10 +39,17 @@ def launch(*args):
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs_folder(tmp_path_factory):
+    """One launch of two processes for every test (GRPO, SFT and DPO)."""
     out = tmp_path_factory.mktemp("runs")
     launch(str(Path(__file__).with_name("multiprocess_trainers.py")), str(out))
-    return [json.loads((out / f"rank{r}.json").read_text()) for r in (0, 1)]
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(runs_folder):
+    return [json.loads((runs_folder / f"rank{r}.json").read_text())
+            for r in (0, 1)]
 
 
 def test_grpo_runs_in_two_processes(runs):
@@ -85,11 +92,13 @@ def test_causal_lm_trainer_updates_as_the_stock_trainer_does(runs):
                                                          rel=1e-4)
 
 
-def test_dpo_trains_in_two_processes(tmp_path):
-    launch("-m", "kit", "train", "dpo", "--max-steps", "4",
-           "--output-dir", str(tmp_path))
-    history = json.loads((tmp_path / "log_history.json").read_text())
-    assert (tmp_path / "model.safetensors").exists()
+def test_dpo_trains_in_two_processes(runs_folder):
+    # `kit train dpo --max-steps 4`, run by each process of the same launch
+    assert [json.loads((runs_folder / f"dpo_rank{r}.json").read_text())
+            for r in (0, 1)] == [{"exit": 0}] * 2
+    folder = runs_folder / "dpo"
+    history = json.loads((folder / "log_history.json").read_text())
+    assert (folder / "model.safetensors").exists()
     # 4 steps of 2 x 64 pairs over the training pairs: twice one process's
     pairs = len(tasks.preference_dataset("train", every_near_miss=True))
     batches_per_epoch = math.ceil(pairs / (2 * 64))

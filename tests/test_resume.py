@@ -35,9 +35,35 @@ def kit_train(capsys, *args):
     assert code == 0, capsys.readouterr().err[-3000:]
 
 
+def shrink(patch):
+    """The course recipes, smaller: an exact resume and a repeated curve
+    need the recipe's steps, schedule and generations, not its batch size
+    nor DPO's 72k training pairs (tokenised anew by each trainer). GRPO
+    keeps k = 4, so step 10 still falls in the middle of a generation."""
+    for table, batch in ((recipes.SFT, dict(per_device_train_batch_size=16)),
+                         (recipes.DPO, dict(per_device_train_batch_size=16)),
+                         (recipes.GRPO, dict(per_device_train_batch_size=8,
+                                             num_generations=4))):
+        patch.setitem(table, "cpu", {**table["cpu"], **batch})
+    assert recipes.GRPO["cpu"]["steps_per_generation"] == 4
+    every_pair = tasks.preference_dataset
+
+    def fewer_pairs(split="train", n=None, **options):
+        if split == "train" and n is None:
+            n = 256  # sums, each with all its near misses: ~2k pairs
+        return every_pair(split, n=n, **options)
+    patch.setattr(tasks, "preference_dataset", fewer_pairs)
+
+
+@pytest.fixture
+def small_runs(monkeypatch):
+    shrink(monkeypatch)
+
+
 @pytest.mark.parametrize("recipe", ["sft", "dpo", "grpo"])
 def test_a_resumed_run_ends_where_an_uninterrupted_one_does(recipe, tmp_path,
-                                                            capsys):
+                                                            capsys,
+                                                            small_runs):
     # GRPO generates every 4 steps: the checkpoint at step 10 falls in the
     # middle of a generation, so its buffer must be saved and restored too.
     # (It is also where DPO and GRPO log: a logged loss averages the steps
@@ -56,7 +82,8 @@ def test_a_resumed_run_ends_where_an_uninterrupted_one_does(recipe, tmp_path,
 
 
 @pytest.mark.parametrize("recipe", ["sft", "dpo", "grpo"])
-def test_the_same_seed_gives_the_same_curve(recipe, tmp_path):
+def test_the_same_seed_gives_the_same_curve(recipe, tmp_path,
+                                           small_runs):
     for name in ("first", "second"):
         recipes.run(recipe, tmp_path / name, max_steps=6, logging_steps=2,
                     seed=3, disable_tqdm=True)
@@ -127,10 +154,12 @@ def test_a_changed_steps_per_generation_is_refused(grpo_checkpoint, tmp_path):
 @pytest.fixture(scope="module")
 def dpo_checkpoint(tmp_path_factory):
     folder = tmp_path_factory.mktemp("dpo")
-    recipes.dpo_trainer("cpu", output_dir=folder, max_steps=1,
-                        save_strategy="steps", save_steps=1,
-                        eval_strategy="no", eval_on_start=False,
-                        disable_tqdm=True).train()
+    with pytest.MonkeyPatch.context() as patch:
+        shrink(patch)
+        recipes.dpo_trainer("cpu", output_dir=folder, max_steps=1,
+                            save_strategy="steps", save_steps=1,
+                            eval_strategy="no", eval_on_start=False,
+                            disable_tqdm=True).train()
     return folder / "checkpoint-1"
 
 

@@ -1,6 +1,7 @@
 """tools/run_tests.py, what `make test` runs: suites side by side, timed."""
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -64,3 +65,66 @@ def test_the_real_suites_cover_every_test_and_notebook():
     assert {f"notebooks/{p.name}" for p in (ROOT / "notebooks").glob(
         "*.ipynb")} <= set(ran)
     assert run_tests.SUITES["solutions"][2] == {"KIT_STRICT": "1"}
+
+
+def test_the_notebook_suites_use_warm_kernels():
+    for name in ("solutions", "learners"):
+        command = run_tests.SUITES[name][1]
+        assert command[3:6] == ["-p", "tools.warm_kernels", "--nbval-lax"]
+
+
+def notebook(path, *cells):
+    import nbformat
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(cell) for cell in cells]
+    nbformat.write(book, str(path))
+    return str(path)
+
+
+def test_warm_kernels_run_cells_and_a_failing_cell_still_fails(tmp_path):
+    """nbval under tools.warm_kernels: the kernel is a fork that already
+    has torch, its outputs and errors reach nbval, a failing cell fails,
+    and the zygote ends with the run."""
+    import os
+    import subprocess
+    warm = notebook(tmp_path / "warm.ipynb",
+                    "import sys\nprint('torch' in sys.modules)",
+                    "assert 'torch' in sys.modules, 'a cold kernel'")
+    fails = notebook(tmp_path / "fails.ipynb", "1 + 1",
+                     "raise ValueError('the cell failed')")
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tools.warm_kernels",
+         "--nbval-lax", "-q", "-p", "no:cacheprovider", warm, fails],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1"})
+    out = re.sub(r"\x1b\[[0-9;]*m", "", run.stdout)  # nbval's colours
+    assert "ValueError: the cell failed" in out, out
+    assert "1 failed, 3 passed" in out, out + run.stderr
+    assert "warm kernels unavailable" not in run.stderr
+
+
+def test_warm_kernels_leave_other_runs_alone(monkeypatch):
+    """No nbval, or a kernel already named: no zygote, nbval as it was."""
+    spec = importlib.util.spec_from_file_location(
+        "warm_kernels", ROOT / "tools" / "warm_kernels.py")
+    warm_kernels = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(warm_kernels)
+    started = []
+    monkeypatch.setattr(warm_kernels, "_start",
+                        lambda *args: started.append(args))
+
+    class Option:
+        nbval = nbval_lax = current_env = False
+        nbval_kernel_name = None
+
+    class Config:
+        option = Option()
+
+    warm_kernels.pytest_configure(Config)  # a plain pytest run
+    Option.nbval_lax, Option.nbval_kernel_name = True, "python3"
+    warm_kernels.pytest_configure(Config)  # the kernel was chosen
+    assert started == [] and Option.nbval_kernel_name == "python3"
+    monkeypatch.setenv("KIT_WARM_KERNELS", "0")
+    Option.nbval_kernel_name = None
+    warm_kernels.pytest_configure(Config)
+    assert started == [] and Option.nbval_kernel_name is None

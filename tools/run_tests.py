@@ -35,23 +35,32 @@ TRAINING = ["tests/test_multiprocess.py", "tests/test_resume.py"]
 GRADING = ["tests/test_grade.py"] + sorted(
     str(path.relative_to(ROOT))
     for path in ROOT.glob("tests/test_checks_*.py"))
-# name -> (what it is, command, extra environment); longest first, as
-# measured in one `make test` here (2-core AMD EPYC): grading 179 s,
-# solutions 145, unit 141, training 133, learners 125, browser 101
+# The notebook suites' kernels fork from one warm process that has
+# imported torch (tools/warm_kernels.py): ~6.5 s of CPU saved a notebook.
+NBVAL = PYTEST + ["-p", "tools.warm_kernels", "--nbval-lax"]
+# name -> (what it is, command, extra environment); longest first. One
+# `make test` here (2-core AMD EPYC) took grading 179 s, solutions 166,
+# unit 177, training 150, learners 118, browser 94 (447 s in all). Then
+# warm notebook kernels, no second training of notebooks 03 and 05 in
+# unit, one zygote in test_grade, DPO inside the multiprocess launch and
+# smaller resume runs; measured two suites at a time, machine shared:
+# unit 233 s, grading 217 (more than before: other jobs shared the
+# cores, load ~2.4; not yet explained), solutions 127, training 94,
+# learners 62 (browser not rerun).
 SUITES = {
+    "unit": ("unit tests", PYTEST + ["tests"] + [
+        f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
     "grading": ("grading tests", PYTEST + GRADING, {}),
     # solutions must pass every checker: KIT_STRICT=1 turns a failed
     # check into an error; learner copies must run with stubs untouched
     "solutions": ("solution notebooks",
-                  PYTEST + ["--nbval-lax", "notebooks/solutions"],
+                  NBVAL + ["notebooks/solutions"],
                   {"KIT_STRICT": "1"}),
-    "unit": ("unit tests", PYTEST + ["tests"] + [
-        f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
     "training": ("multi-process and resume tests", PYTEST + TRAINING, {}),
-    "learners": ("learner notebooks", PYTEST + ["--nbval-lax"]
-                 + sorted(str(path.relative_to(ROOT)) for path in
-                          ROOT.glob("notebooks/*.ipynb")), {}),
     "browser": ("browser test", PYTEST + BROWSER, {}),
+    "learners": ("learner notebooks", NBVAL + sorted(
+        str(path.relative_to(ROOT)) for path in
+        ROOT.glob("notebooks/*.ipynb")), {}),
 }
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1"}
