@@ -95,9 +95,9 @@ def _doctor(args):
 
 
 def _build(args):
-    from kit import course
+    from kit import course, course_ja
     if args.ja_stale:  # for translators: what to (re)translate
-        blocks = course.ja_stale()
+        blocks = course_ja.ja_stale()
         print("\n".join(blocks) or "every Japanese translation is current")
         return 0
     stale = course.build(check=args.check)
@@ -111,7 +111,7 @@ def _build(args):
     for problem in problems:
         print(f"notebooks/src/{problem}")
     # a missing or stale translation fails --check (notebooks/src/*.ja.md)
-    ja = course.ja_problems()
+    ja = course_ja.ja_problems()
     for problem in ja:
         print(problem)
     return 1 if (args.check and (stale or ja)) or problems else 0

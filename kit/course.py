@@ -129,7 +129,9 @@ def learner(source):
 def _notebook(cells, name, solutions=False, lang="en"):
     import nbformat
     nb = nbformat.v4.new_notebook()
-    install = COLAB_INSTALL if lang == "en" else ja_code(COLAB_INSTALL)
+    from kit import course_ja
+    install = (COLAB_INSTALL if lang == "en"
+               else course_ja.ja_code(COLAB_INSTALL))
     header = [nbformat.v4.new_markdown_cell(colab_badge(name, solutions,
                                                         lang)),
               nbformat.v4.new_code_cell(install)]
@@ -183,6 +185,7 @@ def build_one(path, ja_cells=None):
            SOLUTIONS / f"{name}.ipynb": nbformat.writes(solved_nb)}
     if ja_cells is not None:
         learner_nb, solved_nb = _copies(ja_cells, name, lang="ja")
+        from kit.course_ja import JA, JA_SOLUTIONS
         out[JA / f"{name}.ipynb"] = nbformat.writes(learner_nb)
         out[JA_SOLUTIONS / f"{name}.ipynb"] = nbformat.writes(solved_nb)
     return out
@@ -190,7 +193,8 @@ def build_one(path, ja_cells=None):
 
 def build_all():
     out = {}
-    for path, (ja_cells, _) in ja_sources().items():
+    from kit import course_ja
+    for path, (ja_cells, _) in course_ja.ja_sources().items():
         out.update(build_one(path, ja_cells))
     return out
 
@@ -199,6 +203,7 @@ def text_problems():
     """What each source's text gets wrong (kit.notebook_text), one line
     each: prose in a code cell, a panel the figure does not have."""
     import jupytext
+    from kit.course_ja import ja_sources, translation_path
     from kit.notebook_text import problems
     found = [f"{path.name}: {problem}"
              for path in sorted(SOURCES.glob("[0-9][0-9]_*.py"))
@@ -280,225 +285,6 @@ def setup_notebook(seed=0, lang="en"):
     one_cpu_thread()
     print(say("setup", device=pick_device(), preset=default_preset()))
 
-
-
-# ------------------------------------------------ the Japanese notebooks
-#
-# `notebooks/src/NN_name.ja.md`, beside the English source, holds the
-# Japanese text of each of its markdown cells, in order, one block each:
-#
-#     <!-- ja: cell 4 · en 1f0c3a9b2e -->
-#     ## 日本語の見出し
-#     ...
-#
-# "cell 4" is the English cell's index among the source's cells (as in
-# `kit.notebook_text`'s messages); the hash is the first 10 hex digits of
-# the sha1 of that English cell's text. Blocks are matched to cells by
-# that hash (so a cell inserted before them leaves them translated), and
-# an English edit marks its translation stale. Code cells are the English
-# ones, with one rewrite (`ja_code`): `setup_notebook(...)` gets `lang="ja"` and the Colab install
-# cell installs the `ja` extra (a Japanese font for the figures).
-
-import hashlib
-import re
-
-JA = NOTEBOOKS / "ja"
-JA_SOLUTIONS = JA / "solutions"
-JA_BLOCK = re.compile(r"^<!-- ja: cell (\d+) · en ([0-9a-f]{10}) -->$",
-                      re.MULTILINE)
-SETUP_CALL = re.compile(r"^(\s*)setup_notebook\((.*)\)(\s*)$", re.MULTILINE)
-KIT_URL = f'kit = "git+https://github.com/{REPOSITORY}"'
-KIT_URL_JA = ('kit = ("inside-the-trainer[ja] @ "\n'
-              f'           "git+https://github.com/{REPOSITORY}")')
-
-
-def cell_hash(text):
-    """The 10 hex digits a translation records of its English cell."""
-    return hashlib.sha1(text.encode()).hexdigest()[:10]
-
-
-def ja_code(source):
-    """An English code cell as the Japanese notebook has it."""
-    def with_lang(match):
-        indent, args, tail = match.groups()
-        args = f'{args}, lang="ja"' if args.strip() else 'lang="ja"'
-        return f"{indent}setup_notebook({args}){tail}"
-    return SETUP_CALL.sub(with_lang, source).replace(KIT_URL, KIT_URL_JA)
-
-
-def _wide(char):
-    import unicodedata
-    return unicodedata.east_asian_width(char) in "WF"
-
-
-def join_wrapped(markdown):
-    """Japanese prose with its short source lines joined where both sides
-    of the break are Japanese: a browser shows a line break inside a
-    paragraph as a space, which Japanese text does not have. Code, maths,
-    headings, tables and list items keep their lines."""
-    out, verbatim = [], False
-    for line in markdown.splitlines():
-        text = line.lstrip()
-        if text.startswith("```") or text.count("$$") % 2:
-            verbatim = not verbatim  # a code fence, or $$ maths, opens/shuts
-        elif (out and not verbatim and out[-1].strip() and text
-              and not out[-1].lstrip().startswith(("#", "|", "$$", "```"))
-              and not re.match(r"([-*+>#|]|\d+\.)\s", text)
-              and _wide(out[-1][-1]) and _wide(text[0])):
-            out[-1] += text
-            continue
-        out.append(line)
-    return "\n".join(out)
-
-
-def translation_path(source_path):
-    return Path(source_path).with_suffix(".ja.md")
-
-
-def read_translation(path):
-    """-> [(cell number, recorded English hash, Japanese text)]."""
-    text = Path(path).read_text()
-    heads = list(JA_BLOCK.finditer(text))
-    if text[:heads[0].start() if heads else len(text)].strip():
-        raise ValueError(f"{Path(path).name}: text before the first "
-                         "'<!-- ja: cell N · en HASH -->' line")
-    blocks = []
-    for head, after in zip(heads, heads[1:] + [None]):
-        body = text[head.end():after.start() if after else len(text)]
-        blocks.append((int(head.group(1)), head.group(2), body.strip("\n")))
-    return blocks
-
-
-def match_blocks(source_cells, blocks):
-    """{English markdown cell number: (block, stale?)}, and unused blocks.
-
-    A block belongs to the cell whose text it records the hash of, wherever
-    that cell is now: inserting a cell renumbers the ones after it, which
-    must not make their translations stale. A block no cell's text
-    matches goes to the untranslated cell of its number: an English edit
-    made it stale."""
-    markdown = [i for i, cell in enumerate(source_cells)
-                if cell.cell_type == "markdown"]
-    unused, matched = list(blocks), {}
-    for i in markdown:
-        wanted = cell_hash(source_cells[i].source)
-        block = next((b for b in unused if b[1] == wanted), None)
-        if block is not None:
-            unused.remove(block)
-            matched[i] = (block, False)
-    for i in markdown:
-        block = next((b for b in unused if b[0] == i), None)
-        if i not in matched and block is not None:
-            unused.remove(block)
-            matched[i] = (block, True)
-    return matched, unused
-
-
-def ja_cells(source_cells, blocks, name):
-    """The Japanese cells, and one line per translation problem."""
-    import copy
-    matched, unused = match_blocks(source_cells, blocks)
-    cells, problems = [], []
-    for i, cell in enumerate(source_cells):
-        cell = copy.deepcopy(cell)
-        if cell.cell_type == "markdown":
-            where = f"{name}: cell {i} (markdown, {cell.source[:40]!r}...)"
-            if i not in matched:
-                problems.append(f"{where} has no translation")
-            else:
-                (_, recorded, text), stale = matched[i]
-                cell.source = join_wrapped(text)
-                if stale:
-                    problems.append(
-                        f"{where}: the translation is stale (it records en "
-                        f"{recorded}, the English cell is now "
-                        f"{cell_hash(source_cells[i].source)}): see "
-                        "`python -m kit build --ja-stale`")
-        elif cell.cell_type == "code":
-            cell.source = ja_code(cell.source)
-        cells.append(cell)
-    for number, _, _ in unused:
-        problems.append(f"{name}: an extra block, cell {number}: the English "
-                        "source has no markdown cell there")
-    return cells, problems
-
-
-def ja_sources():
-    """-> {source path: (Japanese cells or None, translation problems)}."""
-    import jupytext
-    out = {}
-    for path in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
-        ja = translation_path(path)
-        if not ja.exists():
-            out[path] = (None, [f"notebooks/src/{ja.name}: missing: "
-                                f"notebook {path.stem} has no Japanese "
-                                "translation (start one from `python -m kit "
-                                "build --ja-stale`)"])
-            continue
-        try:
-            blocks = read_translation(ja)
-        except ValueError as error:
-            out[path] = (None, [f"notebooks/src/{error}"])
-            continue
-        out[path] = ja_cells(jupytext.read(path).cells, blocks,
-                             f"notebooks/src/{ja.name}")
-    return out
-
-
-def code_differences(english, japanese, name):
-    """Each code cell of `japanese` that is not `english`'s, rewritten."""
-    en = [c.source for c in english.cells if c.cell_type == "code"]
-    ja = [(c.get("id"), c.source) for c in japanese.cells
-          if c.cell_type == "code"]
-    if len(en) != len(ja):
-        return [f"{name}: {len(ja)} code cells, the English one has "
-                f"{len(en)}"]
-    return [f"{name}: code cell {cell_id} differs from the English one "
-            "beyond the documented rewrite (setup_notebook(lang=\"ja\"), "
-            "the ja extra)" for (cell_id, text), want in zip(ja, en)
-            if text != ja_code(want)]
-
-
-def ja_problems():
-    """Translation problems, and committed Japanese code cells that are not
-    the English ones (a hand edit): one line each, for `build --check`."""
-    import nbformat
-    found = [p for _, problems in ja_sources().values() for p in problems]
-    for folder, ja_folder in ((NOTEBOOKS, JA), (SOLUTIONS, JA_SOLUTIONS)):
-        for path in sorted(ja_folder.glob("*.ipynb")):
-            english = folder / path.name
-            if english.exists():
-                found += code_differences(
-                    nbformat.read(english, as_version=4),
-                    nbformat.read(path, as_version=4),
-                    f"notebooks/{path.relative_to(NOTEBOOKS).as_posix()}")
-    return found
-
-
-def ja_stale():
-    """For translators: each English cell to (re)translate, as a block to
-    paste into its .ja.md file (the English text in place of Japanese)."""
-    import jupytext
-    out = []
-    for path in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
-        ja = translation_path(path)
-        try:
-            blocks = read_translation(ja) if ja.exists() else []
-        except ValueError as error:  # fix the file first: say where
-            out.append(f"# notebooks/src/{error}\n")
-            continue
-        cells = jupytext.read(path).cells
-        matched, _ = match_blocks(cells, blocks)
-        for i, cell in enumerate(cells):
-            if cell.cell_type != "markdown":
-                continue
-            if i not in matched or matched[i][1]:
-                why = "stale" if i in matched else "untranslated"
-                out.append(f"# {ja.name} ({why})\n"
-                           f"<!-- ja: cell {i} · en "
-                           f"{cell_hash(cell.source)} -->\n"
-                           f"{cell.source}\n")
-    return out
 
 
 def expect(claim, holds, seen):
