@@ -13,7 +13,6 @@ from transformers import Trainer
 
 from kit import recipes, tasks
 from kit.trainers import CausalLMTrainer
-from kit.trainers.checks import StopOnNonFinite as from_old_home
 from kit.trainers.nonfinite import StopOnNonFinite
 
 QUIET = dict(disable_tqdm=True, eval_strategy="no", eval_on_start=False)
@@ -104,8 +103,6 @@ def test_without_clipping_the_norm_is_checked_too(tmp_path, few_pairs):
 
 
 def test_the_callback_still_stops_a_plain_trainer(tmp_path):
-    assert from_old_home is StopOnNonFinite  # re-exported where it was
-
     class PlainNaN(Trainer):
         def compute_loss(self, model, inputs, **kwargs):
             return super().compute_loss(model, inputs, **kwargs) * math.nan
