@@ -1,4 +1,4 @@
-"""Checkers for notebook 04's ★★: GRPO's dataloader, one batch for k steps.
+"""Checkers for notebook 04's ★★: GRPO's dataloader, one batch for k steps."""
 
 import tempfile
 
