@@ -337,4 +337,6 @@ def solution(exercise_id):
     if exercise is None:
         return
     shown = exercise.solution  # code as text, a function or class, a value
+    # a comment, so the printed answer still pastes as it is
+    print(text(MESSAGES, "solution.header", id=exercise_id))
     print(inspect.getsource(shown) if callable(shown) else shown)

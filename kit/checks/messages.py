@@ -87,6 +87,7 @@ MESSAGES = {"en": {
     # ------------------------------------------- hint(), help (advice.py)
     "hint.line": "hint {level}/{count}: {text}",
     "hint.named": "hint: {text}",
+    "solution.header": "# the answer to {id}: paste it into its cell",
     # what the machinery can tell apart, and the hint for each where the
     # exercise names no rung of its own
     "symptom.detached":
@@ -843,3 +844,837 @@ MESSAGES = {"en": {
         "loss and gradient {verdict}, for several epsilon, with and without "
         "KL",
 }, "ja": {}}  # filled in by the Japanese edition; English where missing
+
+# The Japanese half, in the English half's order. Terms as README.ja.md's
+# glossary (from the Japanese transformers docs): 損失, 勾配累積,
+# マイクロバッチ, コールバック, 補完, 方策, 参照モデル, 対数確率; code,
+# API names and the {fields} stay as in English.
+# To add an entry (notebooks 07 and 08, or any new checker line): write the
+# English under its key above, then the same key here, with the same
+# {fields} and the same `code` names; tests/test_i18n.py fails until every
+# English key has its Japanese one (kit.i18n.missing(MESSAGES) lists them).
+MESSAGES["ja"].update({
+    "verdict.passed": "✅ 合格",
+    "verdict.failed": "❌ 不合格",
+    "verdict.not attempted": "⏸  未着手",
+    "verdict.line": "{verdict} · {id} {stars}: {message}",
+    "note": "ℹ️  注: {note}",
+    "help": "   {line}",
+    "matches": "参照実装と一致します",
+    "stub": "`raise NotImplementedError` をあなたのコードに置き換えてください",
+    "still the stub": "まだスタブのままです: {stub}",
+    "time limit":
+        "あなたのコードが {timeout:g} 秒を超えて実行されました (無限ループ?)",
+    "raised": "あなたのコードが {error} を送出しました",
+    "mistake": "{title} — {why}",
+    "checker failed":
+        "チェッカー自体が失敗しました ({error}): あなたの解答ではなく kit "
+        "のバグです。報告してください",
+    "uses.not done":
+        "演習 {number} はまだ終わっていません: この演習のチェックには kit の "
+        "`{name}` を使います",
+    "uses.not passing":
+        "演習 {number} はチェックに合格していません: この演習のチェックには "
+        "kit の `{name}` を使います",
+    "refused.unknown id": "演習 {id!r} はありません: 演習は {known} です",
+    "refused.timeout":
+        "check({id!r}, ..., timeout={timeout!r}): timeout "
+        "はあなたのコードを実行してよい秒数で、0 より大きい数です (例: "
+        "timeout=60)",
+    "refused.hint level":
+        "{id} のヒントは {levels} です: レベル {level!r} ではなく "
+        "hint({id!r}, 1) を試してください",
+    "refused.unknown id.why": "演習 {id!r} はありません",
+    "refused.timeout.why": "timeout={timeout!r}",
+    "not checked": "チェックしていません: {why}",
+    "refused.strict": "check() が拒否しました: {why}",
+    "compare.in place":
+        "あなたの関数が入力 `{name}` をその場で書き換えました: "
+        "新しいテンソルで計算してください (x.mul_(m) や x[...] = ... "
+        "ではなく x = x * m)。呼び出し側はまだ入力を使います",
+    "compare.value": "{name}: あなたの値 {actual!r}, 期待値 {wanted!r}",
+    "compare.no gradient": "{name}: あなたの結果は勾配を持っていません",
+    "compare.not a tensor":
+        "{name} は torch.Tensor であるべきですが、{kind} でした",
+    "compare.not one number":
+        "{name} は 1 つの数 (0 次元テンソル) であるべきですが、形状は "
+        "{shape} でした",
+    "compare.shape":
+        "{name} の形状は {shape} ですが、期待されるのは {expected} です",
+    "compare.dtype":
+        "{name} の dtype は {dtype} ですが、期待されるのは {expected} です",
+    "compare.detached":
+        "{name} は勾配を持っていません: 計算グラフから切り離されています "
+        "(.detach(), .item(), torch.tensor(...) や torch.no_grad())。"
+        "これでは学習できません",
+    "facts.raised": "あなたの {what} が {error} を送出しました",
+    "compare.close": "ほぼ一致 (最大の差 {difference:.1e})",
+    "compare.differs":
+        "{name} が参照実装と異なります: 最大の差 {difference:.3g} "
+        "(あなたの値 {actual}, 期待値 {expected})",
+    "kind.start": "check({id!r}, ...) が受け取るのは ",
+    "kind.class": "{base} のサブクラス (クラス) です",
+    "kind.class method": "{method} を持つ {base} のサブクラス (クラス) です",
+    "kind.instance":
+        "が、インスタンスが渡されました: {name}(...) ではなくクラスそのもの "
+        "{name} を渡してください",
+    "kind.got": "が、{kind} が渡されました",
+    "kind.not a subclass":
+        "が、渡されたクラス {name} は {base} のサブクラスではありません",
+    "kind.function":
+        "{name}{signature} のような関数ですが、{kind} が渡されました",
+    "kind.dict": "dict ですが、{kind} が渡されました",
+    "kind.the class": "クラス {name}",
+    "kind.the function": "関数 {name}",
+    "hint.line": "ヒント {level}/{count}: {text}",
+    "hint.named": "ヒント: {text}",
+    "symptom.detached":
+        "結果が勾配を持っていません: 入力から torch の演算で作り、途中で "
+        ".detach(), .item(), torch.tensor(...) や torch.no_grad() "
+        "を使わないでください (Trainer はこれに .backward() を呼びます)",
+    "symptom.shape":
+        "docstring の `Shape:` 行にある形状を返してください: 途中で x.shape "
+        "と x.dtype を表示すると、どこで変わるかがわかります",
+    "symptom.in_place":
+        "入力は受け取ったままにしてください: 書き換える (x[...] = ..., "
+        "x.mul_(...)) のではなく、新しいテンソルを作ります (x = "
+        "x.masked_fill(m, 0), x = x * m)。呼び出し側がまた使います",
+    "symptom.scaled":
+        "異なる箇所ではどこでも参照実装の {factor:.4g} 倍です: "
+        "それ以外は正しいので、定数倍を探してください (割る数、"
+        "平均のはずの合計、余分な係数)",
+    "symptom.timeout":
+        "条件が変わらないループか、入力よりはるかに多くの要素を回すループです"
+        ": 小さな入力でループ内を表示して、どちらか確かめてください",
+    "symptom.crash":
+        "エラーの最後の行を読み、小さな入力で手元でコードを実行して、"
+        "エラーの出た行の直前で形状を表示してください",
+    "solution.header": "# {id} の解答: 演習のセルに貼り付けてください",
+    "causal_lm_loss.hint.1":
+        "位置 t はトークン t+1 を予測します: ロジットの最後の位置とラベルの最"
+        "初の位置を落としてください。",
+    "causal_lm_loss.hint.2":
+        "F.cross_entropy は (N, V) のスコアと (N,) "
+        "のターゲットを受け取ります: 両方を .reshape(-1, V) と .reshape(-1) "
+        "で平らにしてください。",
+    "causal_lm_loss.hint.3":
+        "ラベルの -100 はそのままにします: ignore_index=-100 "
+        "がプロンプトとパディングを飛ばし、既定の reduction='mean' "
+        "がバッチ全体のラベル付きトークンで 1 つの平均を取ります "
+        "(行ごとでも合計でもありません)。",
+    "causal_lm_loss.hint.4":
+        "Trainer はあなたの損失に .backward() を呼びます: .detach(), .item() "
+        "や torch.no_grad() を使わず、ロジットにつながったままにしてください"
+        "。",
+    "causal_lm_loss.not_shifted.title": "ずらしていない",
+    "causal_lm_loss.not_shifted.why":
+        "位置 t はトークン t+1 を予測するので、最後のロジットと最初のラベルを"
+        "落とします",
+    "causal_lm_loss.not_shifted.hint":
+        "logits[:, :-1] と labels[:, 1:] を比べてください",
+    "causal_lm_loss.shifted_wrong_way.title": "逆向きにずらした",
+    "causal_lm_loss.shifted_wrong_way.why":
+        "logits[:, 1:] と labels[:, :-1] では、各位置に *前の* "
+        "トークンを予測させることになります",
+    "causal_lm_loss.shifted_wrong_way.hint":
+        "*最後の* ロジットと *最初の* ラベルを落とします: logits[:, :-1], "
+        "labels[:, 1:]",
+    "causal_lm_loss.minus_100_counted.title": "-100 を数えた",
+    "causal_lm_loss.minus_100_counted.why":
+        "プロンプトとパディングの位置が平均に入り、損失が小さくなりすぎます",
+    "causal_lm_loss.minus_100_counted.hint":
+        "ラベル付きトークンだけで平均します: ignore_index=-100 がそうします",
+    "causal_lm_loss.minus_100_as_token_0.title":
+        "-100 をトークン 0 として読んだ",
+    "causal_lm_loss.minus_100_as_token_0.why":
+        "-100 を 0 に置き換えると、プロンプトとパディングのすべての位置がター"
+        "ゲット (トークン 0) になり、平均に入ります",
+    "causal_lm_loss.minus_100_as_token_0.hint":
+        "ラベルの -100 はそのままにします: F.cross_entropy が飛ばします "
+        "(ignore_index=-100)",
+    "causal_lm_loss.per_sequence_mean.title": "系列ごとの平均",
+    "causal_lm_loss.per_sequence_mean.why":
+        "行ごとに平均してから行で平均すると、短い回答のトークンが長い回答のト"
+        "ークンより重くなります",
+    "causal_lm_loss.per_sequence_mean.hint":
+        "バッチのラベル付きトークン全体で 1 つの平均を取ります: "
+        "先に平らにしてから F.cross_entropy",
+    "causal_lm_loss.sum_not_divided.title": "割らずに合計",
+    "causal_lm_loss.sum_not_divided.why":
+        "合計はトークン数とともに大きくなります: 損失は平均であるべきです",
+    "causal_lm_loss.sum_not_divided.hint":
+        "F.cross_entropy の既定の reduction='mean' のままにしてください",
+    "causal_lm_loss.detached.title": "切り離された損失",
+    "causal_lm_loss.detached.why":
+        "損失が勾配を持っていません (.detach(), .item() や torch.no_grad()) "
+        "ので、学習は 'element 0 of tensors does not require grad' "
+        "で止まります",
+    "causal_lm_loss.detached.hint":
+        "autograd を有効にしたまま、F.cross_entropy "
+        "が返すテンソルを返してください",
+    "compute_loss.hint.1":
+        "`inputs` からラベルを取り出し (inputs.pop('labels'))、"
+        "model(**inputs) を実行して outputs.logits "
+        "をあなたの損失に渡してください。",
+    "compute_loss.hint.2":
+        "損失だけを返すか、return_outputs が True のときは (loss, outputs) "
+        "を返します: evaluate() は両方を求めます。",
+    "compute_loss.hint.3":
+        "num_items_in_batch は勾配累積したバッチ全体のトークン数、または "
+        "None (評価時) です: 平均なら無視してかまいません。合計は、"
+        "与えられたときだけそれで割り、ほかの数では割りません "
+        "(すでにすべてのマイクロバッチにわたります)。",
+    "compute_loss.hint.4":
+        "Trainer は損失に .backward() を呼びます: autograd "
+        "を有効にしたまま計算し、.detach(), .item() や torch.no_grad() "
+        "は使わないでください。",
+    "compute_loss.always_tuple.title": "いつもタプル",
+    "compute_loss.always_tuple.why":
+        "学習は return_outputs=False で compute_loss を呼び、"
+        "損失だけを求めます",
+    "compute_loss.always_tuple.hint":
+        "return (loss, outputs) if return_outputs else loss",
+    "compute_loss.ignores_return_outputs.title": "return_outputs を無視",
+    "compute_loss.ignores_return_outputs.why":
+        "evaluate() は return_outputs=True で (loss, outputs) を求めます",
+    "compute_loss.ignores_return_outputs.hint":
+        "return (loss, outputs) if return_outputs else loss",
+    "compute_loss.divides_by_none.title": "None の num_items_in_batch で割る",
+    "compute_loss.divides_by_none.why":
+        "評価時 (と学習以外のすべての呼び出し) には num_items_in_batch=None "
+        "が渡されます",
+    "compute_loss.divides_by_none.hint":
+        "num_items_in_batch は与えられたときだけそれで割り、"
+        "そうでなければ平均を取ってください",
+    "compute_loss.divides_by_ga_too.title": "勾配累積のステップ数でも割る",
+    "compute_loss.divides_by_ga_too.why":
+        "num_items_in_batch はすでにすべてのマイクロバッチのトークンを数えて"
+        "います: gradient_accumulation_steps でも割ると、ステップが GA 分の "
+        "1 に小さくなります",
+    "compute_loss.divides_by_ga_too.hint":
+        "合計した損失を num_items_in_batch だけで割ってください",
+    "compute_loss.detached.title": "切り離された損失",
+    "compute_loss.detached.why":
+        "損失がモデルへの勾配を持っていません (.detach(), .item() や "
+        "torch.no_grad()) ので、学習は 'element 0 of tensors does not "
+        "require grad' で止まります",
+    "compute_loss.detached.hint":
+        "autograd を有効にしたままモデルと損失を計算し、"
+        "損失のテンソルそのものを返してください",
+    "compute_loss.judge.init":
+        "{name}(model=..., args=..., processing_class=...) が {error} "
+        "を送出しました: __init__ は Trainer の引数を受け取る必要があります",
+    "compute_loss.judge.passed": "{verdict} (モデル自身の損失と比較)",
+    "compute_loss.judge.ahead":
+        "{verdict}。さらに num_items_in_batch にも従っています: "
+        "この演習の一歩先です",
+    "compute_loss.judge.tuple":
+        "return_outputs=False のときは、タプルではなく損失だけを返してくださ"
+        "い ({name})",
+    "compute_loss.judge.both":
+        "return_outputs=True のときは (loss, outputs) を返してください",
+    "compute_loss.judge.outputs":
+        "2 番目の要素は .logits を持つモデルの出力であるべきです",
+    "stop_callback.hint.1":
+        "on_log(self, args, state, control, logs=None, **kwargs) "
+        "をオーバーライドしてください: Trainer はログ (数の dict) "
+        "ごとにこれを呼びます。",
+    "stop_callback.hint.2":
+        "すべてのログに 'loss' があるわけではありません (評価のログ、"
+        "最後のまとめ): logs.get('loss') で読み、None "
+        "ならそのログを飛ばしてください。ない損失を 0 と読まないでください。",
+    "stop_callback.hint.3":
+        "損失が目標を下回ったら control.should_training_stop = True にして "
+        "(should_epoch_stop はエポックを終えるだけです)、control "
+        "を返してください。",
+    "stop_callback.loss_on_eval_log.title": '評価のログで logs["loss"]',
+    "stop_callback.loss_on_eval_log.why":
+        "評価のログと最後のまとめには 'loss' キーがないので、"
+        "コールバックが実行を落とします",
+    "stop_callback.loss_on_eval_log.hint":
+        "logs.get('loss') で読み、None ならそのログを飛ばしてください",
+    "stop_callback.missing_loss_as_zero.title": "ない損失を 0 と読んだ",
+    "stop_callback.missing_loss_as_zero.why":
+        "logs.get('loss', 0) では評価のログが損失 0 に見えるので、"
+        "最初の評価で学習が止まります",
+    "stop_callback.missing_loss_as_zero.hint":
+        "logs.get('loss') とし、None ならそのログを飛ばしてください",
+    "stop_callback.should_epoch_stop.title": "should_epoch_stop",
+    "stop_callback.should_epoch_stop.why":
+        "このフラグは今のエポックを終えるだけで、学習は続きます",
+    "stop_callback.should_epoch_stop.hint":
+        "control.should_training_stop = True にしてください",
+    "stop_callback.judge.init":
+        "{name}(target=1.0) が {error} を送出しました: __init__(self, "
+        "target) のままにしてください",
+    "stop_callback.judge.raised":
+        "ログ {log} であなたのコールバックが {error} を送出しました",
+    "stop_callback.judge.epoch":
+        "ログ {log} のあと should_epoch_stop を設定しました: "
+        "これでは学習は止まりません",
+    "stop_callback.judge.stopped":
+        "target 1.0 で、ログ {log} のあと止まりました",
+    "stop_callback.judge.kept going":
+        "target 1.0 で、ログ {log} のあとも続きました",
+    "stop_callback.judge.never":
+        "実際の実行で、コールバックは一度も学習を止めませんでした",
+    "stop_callback.judge.passed":
+        "実際の実行を 200 ステップ中 {step} ステップ目で止めます",
+    "callback_or_subclass.stub":
+        "各依頼の '?' を 'callback' か 'subclass' で答えてください",
+    "callback_or_subclass.hint.1":
+        "こう問いましょう: その依頼はループ (いつ) を *見る* だけでよいのか、"
+        "ループが *何を* 計算するかを変えなければならないのか?",
+    "callback_or_subclass.hint.2":
+        "コールバックは状態を受け取り、制御フラグを設定できます。"
+        "損失のテンソルや、使われる前のバッチを見ることはありません。",
+    "callback_or_subclass.judge.undecided":
+        "{count} 件の依頼がまだ未回答です。例: {first!r} (あなたの答え: "
+        "{yours!r}): 'callback' か 'subclass' で答えてください",
+    "callback_or_subclass.judge.wrong":
+        "{of} 件中 {count} 件が誤りです。例: {first!r} は {answer} です: "
+        "{why}",
+    "callback_or_subclass.judge.passed":
+        "{count} 件の依頼すべてを正しく振り分けました",
+    "sequence_logps.hint.1":
+        "言語モデルの損失と同じずらし方です: logits[:, :-1] がトークン "
+        "input_ids[:, 1:] を採点し、マスクも合わせます: completion_mask[:, "
+        "1:]。",
+    "sequence_logps.hint.2":
+        "対数のまま計算します: 語彙について log_softmax を取り、.gather(-1, "
+        "targets.unsqueeze(-1)).squeeze(-1) で各トークンの対数確率を選びます"
+        "。60 個の確率の積は 0 にアンダーフローしますが、"
+        "その対数の和はしません。",
+    "sequence_logps.hint.3":
+        "マスクを掛けて .sum(-1): 平均ではなく和です。DPO "
+        "は系列全体の対数確率を比べ、プロンプトとパディングのトークンは何も足"
+        "してはいけません。",
+    "sequence_logps.hint.4":
+        "計算グラフを残します: .detach() も torch.no_grad() も使いません。"
+        "DPO の勾配はこの対数確率を通って方策に流れます。",
+    "sequence_logps.not_shifted.title": "ずらしていない",
+    "sequence_logps.not_shifted.why":
+        "位置 t のロジットはトークン t+1 を採点するのに、"
+        "各トークンを自分自身の位置で採点しました",
+    "sequence_logps.not_shifted.hint":
+        "logits[:, :-1] と input_ids[:, 1:]、そして completion_mask[:, 1:]",
+    "sequence_logps.prompt_included.title": "プロンプトを含めた",
+    "sequence_logps.prompt_included.why":
+        "マスクがないと、プロンプト (とパディング) のトークンまで合計されます",
+    "sequence_logps.prompt_included.hint":
+        "和を取る前に、トークンの対数確率に completion_mask[:, 1:] "
+        "を掛けてください",
+    "sequence_logps.mean_not_sum.title": "和ではなく平均",
+    "sequence_logps.mean_not_sum.why":
+        "DPO は補完全体の対数確率、つまりそのトークンの和を比べます",
+    "sequence_logps.mean_not_sum.hint":
+        "割り算をやめて .sum(-1) だけにしてください",
+    "sequence_logps.mask_not_shifted.title": "マスクをずらしていない",
+    "sequence_logps.mask_not_shifted.why":
+        "トークンの対数確率はずれている (トークン 1..T-1 を採点する) "
+        "のにマスクはずれていないので、1 つずれています",
+    "sequence_logps.mask_not_shifted.hint":
+        "マスクもトークンと一緒にずらします: completion_mask[:, 1:]",
+    "sequence_logps.log_of_product.title": "積の対数",
+    "sequence_logps.log_of_product.why":
+        "長い補完の確率を掛け合わせると float32 で表せないほど小さくなります:"
+        " 積は 0、その対数は -inf です",
+    "sequence_logps.log_of_product.hint":
+        "代わりに対数確率を足します: log_softmax, gather, そして "
+        "(token_logps * mask).sum(-1)",
+    "sequence_logps.detached.title": "切り離された対数確率",
+    "sequence_logps.detached.why":
+        "torch.no_grad() の下で計算した (または .detach() した) "
+        "対数確率は勾配を持たず、DPO はそれで方策を学習できません",
+    "sequence_logps.detached.hint":
+        "no_grad / .detach() をやめてください: 勾配なしで実行するのは "
+        "compute_loss の中の参照モデルだけです",
+    "dpo_loss.hint.1":
+        "まず対数比: chosen は π_c − ref_c、rejected は π_r − ref_r。"
+        "方策をつなぎ止めるのは参照モデルです。",
+    "dpo_loss.hint.2":
+        "マージンは chosen から rejected を引いたもの: (π_c − ref_c) − (π_r "
+        "− ref_r)。逆にすると、方策は rejected の回答を好むように学習します。",
+    "dpo_loss.hint.3":
+        "β はマージン全体に掛けます: β · (chosen − rejected)。"
+        "公開されたスニペットは chosen の側にだけ掛けています。",
+    "dpo_loss.hint.4":
+        "損失は −F.logsigmoid(β · margin) です: σ ではなく σ の対数で、"
+        "前にマイナスが付くので、最小化するとマージンが広がります。",
+    "dpo_loss.hint.5":
+        "ペアごとに 1 つの損失、形状 (B,) を勾配付きで残します: .mean() "
+        "はしません (トレーナーが勾配累積したステップ全体のペア数で割ります)"
+        "。損失に .detach() もしません。",
+    "dpo_loss.hint.6":
+        "報酬 β · log-ratio はログに記録するだけです: .detach() "
+        "してください。",
+    "dpo_loss.published_snippet.title": "公開されたスニペット",
+    "dpo_loss.published_snippet.why":
+        "β·chosen − rejected では chosen の側だけに β が掛かります",
+    "dpo_loss.published_snippet.hint":
+        "括弧を付けます: β · (chosen − rejected)",
+    "dpo_loss.mean_not_per_pair.title": "ペアごとの損失ではなく .mean()",
+    "dpo_loss.mean_not_per_pair.why":
+        "トレーナーは損失を合計し、勾配累積したステップ全体のペア数で割ります",
+    "dpo_loss.mean_not_per_pair.hint":
+        "ペアごとに 1 つの損失、形状 (B,) を返します: .mean() はしません",
+    "dpo_loss.rewards_not_detached.title": "報酬を切り離していない",
+    "dpo_loss.rewards_not_detached.why":
+        "報酬はログに記録するだけです。つながったままだと計算グラフが残り続け"
+        "ます",
+    "dpo_loss.rewards_not_detached.hint": "beta * chosen_logratios.detach()",
+    "dpo_loss.losses_detached.title": "損失を切り離した",
+    "dpo_loss.losses_detached.why":
+        "Trainer が .backward() を呼ぶのは損失です: "
+        "切り離すと勾配を持ちません (ログ用なのは報酬だけです)",
+    "dpo_loss.losses_detached.hint":
+        "損失は計算したまま返し、.detach() するのは報酬だけにしてください",
+    "dpo_loss.no_reference.title": "参照モデルがない",
+    "dpo_loss.no_reference.why":
+        "対数比は π − ref です: 参照モデルがないと、"
+        "方策をつなぎ止めるものがありません",
+    "dpo_loss.no_reference.hint":
+        "先に ref_chosen_logps と ref_rejected_logps を引いてください",
+    "dpo_loss.chosen_rejected_swapped.title": "chosen と rejected が逆",
+    "dpo_loss.chosen_rejected_swapped.why":
+        "マージンが rejected から chosen を引いたものになっています: "
+        "損失を最小化すると rejected の回答が出やすくなります",
+    "dpo_loss.chosen_rejected_swapped.hint":
+        "chosen_logratios - rejected_logratios",
+    "dpo_loss.sigmoid_not_logsigmoid.title": "logsigmoid ではなく sigmoid",
+    "dpo_loss.sigmoid_not_logsigmoid.why":
+        "−σ(β·margin) は有界で、方策が最も間違っているところで平らです: DPO "
+        "の損失は −log σ です",
+    "dpo_loss.sigmoid_not_logsigmoid.hint":
+        "-F.logsigmoid(beta * (chosen_logratios - rejected_logratios))",
+    "dpo_loss.no_minus.title": "マイナス符号がない",
+    "dpo_loss.no_minus.why":
+        "log σ(β·margin) は最大化する対数尤度です。Trainer は最小化するので、"
+        "これではマージンが狭まります",
+    "dpo_loss.no_minus.hint":
+        "前にマイナスを付けてください: -F.logsigmoid(...)",
+    "dpo_loss.judge.not three": "3 つ組のタプルではなく {kind} を返しました",
+    "dpo_loss.judge.three":
+        "{out}: 3 つのテンソル (losses, chosen_rewards, rejected_rewards) "
+        "を返してください",
+    "dpo_loss.judge.no gradient":
+        "損失が勾配を持っていません: 損失を .detach() したり "
+        "(するのは報酬だけ)、torch.no_grad() の下で計算したりしないでください",
+    "dpo_loss.judge.rewards": "報酬はログ用です: .detach() してください",
+    "dpo_loss.judge.passed": "beta 0.1 と 0.5 で {verdict}",
+    "dpo_snippet.hint.1":
+        "演算子の優先順位: β·a − b では、β は a だけに掛かります。",
+    "dpo_snippet.hint.2":
+        "論文の β·(a − b) を括弧付きで書きます: β "
+        "はどちらか一方ではなく差全体に掛かります。",
+    "dpo_snippet.hint.3":
+        "前のマイナスは残します: 損失は −log σ(β·(a − b)) です。",
+    "dpo_snippet.published_snippet.title": "公開されたスニペット",
+    "dpo_snippet.published_snippet.why":
+        "β·a − b では chosen の側だけに β が掛かります",
+    "dpo_snippet.published_snippet.hint":
+        "括弧を付けます: β · (chosen_scores − rejected_scores)",
+    "dpo_snippet.beta_on_rejected.title": "rejected の側に β",
+    "dpo_snippet.beta_on_rejected.why":
+        "a − β·b では rejected の側だけが β 倍されます: "
+        "スニペットと同じ誤りの鏡像です",
+    "dpo_snippet.beta_on_rejected.hint":
+        "括弧を付けます: β · (chosen_scores − rejected_scores)",
+    "dpo_snippet.no_minus.title": "マイナス符号がない",
+    "dpo_snippet.no_minus.why":
+        "log σ(...) は DPO が最大化するものです。"
+        "最小化する損失はその符号を反転したものです",
+    "dpo_snippet.no_minus.hint":
+        "-F.logsigmoid(beta * (chosen_scores - rejected_scores))",
+    "dpo_compute_loss.hint.1":
+        "方策の順伝播を inputs['input_ids'] (とその attention_mask) で 1 "
+        "回行い、inputs['completion_mask'] で sequence_logps を取ると (2B,) "
+        "の対数確率が得られます。attention mask はプロンプトも含むので使いま"
+        "せん。",
+    "dpo_compute_loss.hint.2":
+        "参照モデルは torch.no_grad() の下で実行します: self.ref_model(...) "
+        "に同じ入力を渡します。方策を切り離したものではありません: "
+        "それでは対数比がすべて 0 になります。",
+    "dpo_compute_loss.hint.3":
+        "コレーターは [chosen; rejected] の順に積みます: chosen, rejected = "
+        "logps.chunk(2)。参照モデルも同じ順です。",
+    "dpo_compute_loss.hint.4":
+        "no_grad の下に置くのは参照モデルだけです: "
+        "方策の順伝播は計算グラフを残さないと、損失に学習のための勾配がありま"
+        "せん。",
+    "dpo_compute_loss.hint.5":
+        "1 つの数を返します: losses.sum() / (num_items_in_batch or "
+        "len(losses))。num_items_in_batch はすでにそのステップのすべてのマイ"
+        "クロバッチのペアを数えています: .mean() も "
+        "gradient_accumulation_steps での割り算もしません。",
+    "dpo_compute_loss.attention_mask_as_completion_mask.title":
+        "attention mask を completion mask として使った",
+    "dpo_compute_loss.attention_mask_as_completion_mask.why":
+        "プロンプトの対数確率は損失では打ち消し合いますが、"
+        "ログに記録する対数確率と報酬にはプロンプトも数えられます",
+    "dpo_compute_loss.attention_mask_as_completion_mask.hint":
+        "sequence_logps には inputs['completion_mask'] を渡してください",
+    "dpo_compute_loss.policy_as_reference.title":
+        "方策を自身の参照モデルにした",
+    "dpo_compute_loss.policy_as_reference.why":
+        "ref = π (切り離したもの) では対数比がすべて 0 です: "
+        "方策が何をしても損失は log 2 です",
+    "dpo_compute_loss.policy_as_reference.hint":
+        "参照モデルの対数確率には torch.no_grad() の下で self.ref_model "
+        "を実行してください",
+    "dpo_compute_loss.mean_over_micro_batch.title": "マイクロバッチでの平均",
+    "dpo_compute_loss.mean_over_micro_batch.why":
+        "勾配累積では、各マイクロバッチの平均が大きさに関係なく同じ重みになり"
+        "ます",
+    "dpo_compute_loss.mean_over_micro_batch.hint":
+        "return losses.sum() / (num_items_in_batch or len(losses))",
+    "dpo_compute_loss.chunks_swapped.title": "chosen と rejected が逆",
+    "dpo_compute_loss.chunks_swapped.why":
+        "バッチの前半は chosen の回答です: rejected として扱うと、DPO は "
+        "rejected の回答を好むように学習します",
+    "dpo_compute_loss.chunks_swapped.hint":
+        "chosen, rejected = logps.chunk(2) (ref_chosen, ref_rejected も同様)",
+    "dpo_compute_loss.detached_loss.title": "切り離された損失",
+    "dpo_compute_loss.detached_loss.why":
+        "方策の順伝播が torch.no_grad() の下で実行されました (または損失を "
+        ".detach() しました): 学習は 'element 0 of tensors does not require "
+        "grad' で止まります",
+    "dpo_compute_loss.detached_loss.hint":
+        "torch.no_grad() の下に置くのは参照モデルだけにしてください",
+    "dpo_compute_loss.per_pair_losses.title": "ペアごとの損失を返した",
+    "dpo_compute_loss.per_pair_losses.why":
+        "Trainer は compute_loss が返すものに .backward() を呼びます: "
+        "ペアごとではなく 1 つの数が必要です",
+    "dpo_compute_loss.per_pair_losses.hint":
+        "return losses.sum() / (num_items_in_batch or len(losses))",
+    "dpo_compute_loss.divides_by_ga.title": "GA でも割った",
+    "dpo_compute_loss.divides_by_ga.why":
+        "num_items_in_batch はすでに gradient_accumulation_steps "
+        "個すべてのマイクロバッチのペアを数えています: さらに GA "
+        "で割ると勾配が GA 分の 1 に小さくなります",
+    "dpo_compute_loss.divides_by_ga.hint":
+        "losses.sum() / (num_items_in_batch or len(losses)) "
+        "だけにしてください",
+    "dpo_compute_loss.judge.tuple":
+        "return_outputs=False のときは損失だけを返してください",
+    "dpo_compute_loss.judge.shape":
+        "compute_loss は Trainer の .backward() のために 1 つの数 (0 "
+        "次元テンソル) を返すべきですが、形状は {shape} でした: losses.sum() "
+        "/ (num_items_in_batch or len(losses)) を返してください",
+    "dpo_compute_loss.judge.gradient":
+        "あなたの損失の勾配を計算できませんでした: {error}",
+    "dpo_compute_loss.judge.no gradient":
+        "損失が勾配を持っていません: 方策の対数確率を切り離さないでください "
+        "(no_grad の下で計算するのは参照モデルのものだけです)",
+    "dpo_compute_loss.judge.both":
+        "return_outputs=True のときは (loss, outputs) を返してください",
+    "dpo_compute_loss.judge.nothing logged":
+        "何もログに記録されていません: self._remember(chosen_rewards, "
+        "rejected_rewards, chosen, rejected) を呼んでください。"
+        "ライブプロットと evaluate() はそこから rewards/margins を読みます",
+    "dpo_compute_loss.judge.missing":
+        "ログに {name!r} がありません: 4 つすべてを self._remember(...) "
+        "に渡してください",
+    "dpo_compute_loss.judge.passed":
+        "損失、勾配、ログが kit の DPOTrainer と比べて {verdict}",
+    "get_train_dataloader.hint.1":
+        "元のメソッドから始めます: batch_size=self._train_batch_size で "
+        "self._get_dataloader(...) を返します。こうすると、どの Trainer "
+        "とも同じように accelerate がローダーを準備します。",
+    "get_train_dataloader.hint.2":
+        "そのバッチサイズに self.args.steps_per_generation を掛けます: 1 "
+        "つのバッチが k ステップ分の補完を持ちます。",
+    "get_train_dataloader.hint.3":
+        "係数はちょうど k です: num_generations (バッチサイズはすでに補完を数"
+        "えています) でも、k + 1 でも、gradient_accumulation_steps (k "
+        "と等しいことが多いが、いつもではない) でもありません。",
+    "get_train_dataloader.hint.4":
+        "sampler_fn=self._get_train_sampler は残します: "
+        "サンプラーが各プロンプトを G 回、各大きなバッチを k 回繰り返します。",
+    "get_train_dataloader.no_times_k.title": "×k がない",
+    "get_train_dataloader.no_times_k.why":
+        "1 つのバッチが k ステップ分のプロンプトを持つ必要があります: "
+        "元のバッチサイズでは 1 ステップ分です",
+    "get_train_dataloader.no_times_k.hint":
+        "batch_size=self._train_batch_size * self.args.steps_per_generation",
+    "get_train_dataloader.times_G.title": "×G",
+    "get_train_dataloader.times_G.why":
+        "num_generations はすでにバッチサイズに入っています "
+        "(補完を数えるので)。バッチは供給するステップ数 k "
+        "に応じて大きくなります",
+    "get_train_dataloader.times_G.hint":
+        "num_generations ではなく self.args.steps_per_generation "
+        "を掛けてください",
+    "get_train_dataloader.times_k_plus_1.title": "×(k+1)",
+    "get_train_dataloader.times_k_plus_1.why":
+        "1 つのバッチが供給するのは k + 1 ではなく k ステップです: "
+        "余分なスライスは生成されても学習に使われません",
+    "get_train_dataloader.times_k_plus_1.hint":
+        "self.args.steps_per_generation だけを掛けてください",
+    "get_train_dataloader.times_GA.title": "×GA",
+    "get_train_dataloader.times_GA.why":
+        "gradient_accumulation_steps はオプティマイザのステップあたりのマイク"
+        "ロステップ数です。バッファーが供給するのは steps_per_generation "
+        "回分です (k = GA は既定値にすぎません)",
+    "get_train_dataloader.times_GA.hint":
+        "self.args.steps_per_generation を掛けてください",
+    "get_train_dataloader.no_sampler.title": "サンプラーがない",
+    "get_train_dataloader.no_sampler.why":
+        "GRPO のサンプラーがないと各プロンプトは 1 回しか来ません: G "
+        "個のグループも、k 回供給されるバッチもありません",
+    "get_train_dataloader.no_sampler.hint":
+        "sampler_fn=self._get_train_sampler を渡してください",
+    "get_train_dataloader.plain_dataloader.title": "素の DataLoader",
+    "get_train_dataloader.plain_dataloader.why":
+        "Trainer のローダーは accelerate を通ります (デバイス、複数プロセス、"
+        "再開)",
+    "get_train_dataloader.plain_dataloader.hint":
+        "元のメソッドと同じく self._get_dataloader(...) で作ってください",
+    "get_train_dataloader.problem.rows":
+        "per_device_train_batch_size=8, steps_per_generation=3 でバッチが "
+        "{first} 行です (4 と 2 では {second} 行): k ステップ分の補完として "
+        "8 × 3 = 24 行 (と 4 × 2 = 8 行) であるべきです",
+    "get_train_dataloader.problem.grouped":
+        "各プロンプトは num_generations 回続けて来るべきです: "
+        "sampler_fn=self._get_train_sampler を使ってください",
+    "get_train_dataloader.problem.repeated":
+        "同じ大きなバッチが steps_per_generation 回、供給するステップごとに "
+        "1 回来るべきです: sampler_fn=self._get_train_sampler "
+        "を使ってください",
+    "get_train_dataloader.problem.prepared":
+        "素の DataLoader です: accelerate が準備するよう "
+        "self._get_dataloader(...) で作ってください",
+    "get_train_dataloader.judge.passed":
+        "24 = 8 × 3 の 1 バッチを 3 ステップ供給します (と 8 = 4 × 2)",
+    "prepare_inputs.hint.1":
+        "self._step % k == 0 のとき (またはバッファーが空のとき) "
+        "だけ生成します: self._generate_and_score(generation_batch)。"
+        "その間はバッファーから供給します。",
+    "prepare_inputs.hint.2":
+        "ステップを使ってから数えます: スライス self._buffer[self._step % k] "
+        "を選び、そのあとで self._step += 1。毎回の呼び出しでそうしないと、"
+        "バッファーが間違ったステップで補充されます。",
+    "prepare_inputs.hint.3":
+        "生成したバッチを同じ大きさの k 個のスライスに切り、"
+        "各スライスにすべてのキーを残します (None は None のまま)。",
+    "prepare_inputs.hint.4":
+        "切る前に、すべてのキーで同じ順序で行をシャッフルします: order = "
+        "torch.randperm(n)、そして order.chunk(k) の rows ごとに "
+        "value[rows]。各スライスにプロンプトが混ざり、どのキーの行 i "
+        "も同じ補完のままです。",
+    "prepare_inputs.hint.5":
+        "評価モード (self.model.training でない) "
+        "では貪欲に生成してすべてを供給します: バッファーは使いません。",
+    "prepare_inputs.generates_every_step.title": "毎ステップ生成する",
+    "prepare_inputs.generates_every_step.why":
+        "呼び出しごとにバッファーが補充されるので、k 個のスライスが 1 回の "
+        "generate() を共有することがありません",
+    "prepare_inputs.generates_every_step.hint":
+        "self._step % k == 0 のときだけ生成してください",
+    "prepare_inputs.no_eval_branch.title": "評価の分岐がない",
+    "prepare_inputs.no_eval_branch.why":
+        "これでは評価でもサンプリングしてスライスを 1 つだけ供給します: "
+        "held-out の回答は貪欲で、すべてそろっている必要があります",
+    "prepare_inputs.no_eval_branch.hint":
+        "最初に: if not self.model.training: return "
+        "self._generate_and_score(generation_batch, greedy=True)",
+    "prepare_inputs.step_never_counted.title": "ステップを数えていない",
+    "prepare_inputs.step_never_counted.why":
+        "self._step が 0 のままなので、毎ステップ新たに生成してスライス 0 "
+        "を供給します: k による節約がまったくありません",
+    "prepare_inputs.step_never_counted.hint":
+        "スライスを返す前に self._step += 1 を加えてください",
+    "prepare_inputs.none_values_dropped.title": "None の値を落とした",
+    "prepare_inputs.none_values_dropped.why":
+        "compute_loss は None のときでも inputs['old_per_token_logps'] "
+        "を読みます: キーがないと 2 セル後に KeyError になります",
+    "prepare_inputs.none_values_dropped.hint":
+        "すべてのキーを残します: None if value is None else value[rows]",
+    "prepare_inputs.keys_shuffled_apart.title":
+        "キーごとにばらばらにシャッフルした",
+    "prepare_inputs.keys_shuffled_apart.why":
+        "キーごとに別の順序になったので、スライスの completion_ids, マスク, "
+        "アドバンテージが別々の補完のものになります: 学習は進みますが、"
+        "でたらめなデータでです",
+    "prepare_inputs.keys_shuffled_apart.hint":
+        "バッチに 1 つの order = torch.randperm(n)、そしてすべてのキーで "
+        "value[rows]",
+    "prepare_inputs.refilled_on_wrong_step.title":
+        "間違ったステップで補充した",
+    "prepare_inputs.refilled_on_wrong_step.why":
+        "ステップを使う前に数えると、0, 3 ではなく 0, 2, 5 で生成します: 1 "
+        "回の生成は古いプロンプトから行われ、供給されないスライスが出ます",
+    "prepare_inputs.refilled_on_wrong_step.hint":
+        "先に self._step % k を調べて self._buffer[self._step % k] を供給し、"
+        "そのあとで self._step += 1",
+    "prepare_inputs.not_shuffled.title": "シャッフルしていない",
+    "prepare_inputs.not_shuffled.why":
+        "これでは各スライスが生成順のグループをまるごと持ちます: GA < k "
+        "では、オプティマイザのステップがわずかなプロンプトしか見ません (TRL "
+        "は shuffle_sequence_dict でシャッフルします)",
+    "prepare_inputs.not_shuffled.hint":
+        "order = torch.randperm(n)、そして order.chunk(k) の rows ごとに "
+        "value[rows]",
+    "prepare_inputs.problem.step":
+        "6 ステップ後の self._step が 6 ではなく {steps} です: "
+        "毎回の呼び出しを self._step += 1 で数えてください",
+    "prepare_inputs.problem.when":
+        "steps_per_generation=3 では、新しい大きなバッチが来るステップ 0 と "
+        "3 で生成するべきです。あなたのコードはステップ {when} で生成しました",
+    "prepare_inputs.problem.kind":
+        "_prepare_inputs が {kind} を返しました: 生成したバッチの 1 "
+        "スライスを dict で供給してください",
+    "prepare_inputs.problem.aligned":
+        "ステップ {step} のスライス: あるキーの行 i が別のキーの行 i "
+        "と対応していません。すべてのキーを同じ順序でシャッフルしてください "
+        "(torch.randperm を 1 回、そして各キーで value[rows])",
+    "prepare_inputs.problem.covered":
+        "各生成の 3 つのスライスは、その 24 個の補完をちょうど 1 "
+        "回ずつ含むべきです",
+    "prepare_inputs.problem.mixed":
+        "各スライスが生成順のグループをまるごと持っています: TRL の "
+        "shuffle_sequence_dict のように、切る前に行をシャッフルしてください "
+        "(order = torch.randperm(n))",
+    "prepare_inputs.problem.evaluation":
+        "評価 (model.training が False) では貪欲に生成してすべてを供給します:"
+        " return self._generate_and_score(batch, greedy=True)",
+    "prepare_inputs.problem.missing key":
+        "ステップ {step} のスライスにキー {key!r} がありません: "
+        "生成したバッチのすべてのキーを、None の値も含めて残してください",
+    "prepare_inputs.problem.none kept":
+        "ステップ {step} の old_per_token_logps は None のままであるべきです "
+        "(None if value is None else value[rows])",
+    "prepare_inputs.problem.slice size":
+        "ステップ {step} は {count} 個の補完を受け取りました: 各ステップは "
+        "per_device_train_batch_size=8 のスライスを受け取ります",
+    "prepare_inputs.judge.passed":
+        "3 ステップごとに 1 回の生成、それを覆うシャッフル済みの 3 スライス、"
+        "すべてのキーがそろっています",
+    "group_advantages.hint.1":
+        "rewards.view(-1, num_generations) で各プロンプトの G 個の補完が 1 "
+        "行に並びます (B, G): バッチ全体でも view(G, -1) の行でもなく、"
+        "各行の中で正規化してください。",
+    "group_advantages.hint.2":
+        "各行の平均を引き、その標準偏差 + 1e-4 で割ります "
+        "(ブロードキャストのため keepdim=True): 標準偏差が、"
+        "易しいプロンプトと難しいプロンプトのグループを同じ尺度にそろえます。",
+    "group_advantages.hint.3":
+        "torch の既定の std は不偏 (G − 1 で割る) で、TRL と同じです: "
+        "unbiased=False は付けません。",
+    "group_advantages.hint.4": "入力と同じ並びで返します: .view(-1)。",
+    "group_advantages.whole_batch.title": "バッチ全体での正規化",
+    "group_advantages.whole_batch.why":
+        "ベースラインは各プロンプト自身のグループです: "
+        "易しいプロンプトの補完がすべて良く見えてはいけません",
+    "group_advantages.whole_batch.hint":
+        "view(-1, G) として各行を正規化してください",
+    "group_advantages.population_std.title": "母標準偏差",
+    "group_advantages.population_std.why":
+        "torch の既定の std は不偏 (G − 1 で割る) で、TRL と同じです",
+    "group_advantages.population_std.hint":
+        "unbiased=False / correction=0 を外してください",
+    "group_advantages.view_G_minus_1.title": "view(G, -1)",
+    "group_advantages.view_G_minus_1.why":
+        "これでは連続する報酬の G 行になります。プロンプトの G "
+        "個の補完は隣り合っているので、グループは view(-1, G) の 1 行です",
+    "group_advantages.view_G_minus_1.hint":
+        "rewards.view(-1, num_generations)",
+    "group_advantages.no_std.title": "標準偏差で正規化していない",
+    "group_advantages.no_std.why":
+        "平均は引いても散らばりはそのままです: 報酬の差が大きいグループが、"
+        "差の小さいグループより強く押すことになります",
+    "group_advantages.no_std.hint":
+        "grouped.std(dim=1, keepdim=True) + 1e-4 で割ってください",
+    "grpo_loss.hint.1":
+        "ratio = exp(per_token_logps − old_per_token_logps)、新 − 旧: "
+        "方策がそのトークンを前より好むところで 1 より大きく、"
+        "オンポリシーでは 1 です。",
+    "grpo_loss.hint.2":
+        "トークンごとに: −min(ratio·A, clamp(ratio, 1−ε, 1+ε)·A)。A は (B, "
+        "1) に unsqueeze します。min がクリップを悲観的な下限にし、"
+        "マイナスが GRPO の最大化する目的関数を Trainer "
+        "が最小化する損失に変えます。",
+    "grpo_loss.hint.3":
+        "与えられた epsilon でクリップします: 0.8 と 1.2 ではなく "
+        "clamp(ratio, 1 - epsilon, 1 + epsilon)。",
+    "grpo_loss.hint.4":
+        "各補完の自分のトークンで平均し (マスク!)、それから補完で平均します。",
+    "grpo_loss.hint.5":
+        "KL はペナルティです: + beta * per_token_kl(per_token_logps, "
+        "ref_per_token_logps)、この順で、beta > 0 のときだけ。beta = 0 "
+        "では参照モデルがありません (None)。",
+    "grpo_loss.hint.6":
+        "損失は per_token_logps について微分可能なままにします: .detach() も "
+        "torch.no_grad() も使いません。それが学習中の方策です。",
+    "grpo_loss.no_min.title": "min がない",
+    "grpo_loss.no_min.why":
+        "クリップした項だけでは、比率がクリップされたところで勾配が出ません。"
+        "戻ったほうがよいときでもです",
+    "grpo_loss.no_min.hint":
+        "−min(ratio·A, clipped·A): min が悲観的なほうを残します",
+    "grpo_loss.max_not_min.title": "min ではなく max",
+    "grpo_loss.max_not_min.why":
+        "損失は目的関数の符号を反転したものです: −min(...) が悲観的な下限、"
+        "−max(...) は楽観的なものです",
+    "grpo_loss.max_not_min.hint": "torch.min(ratio * A, clipped * A)",
+    "grpo_loss.token_level_mean.title": "トークン単位の平均",
+    "grpo_loss.token_level_mean.why":
+        "全トークンで 1 つの平均を取ると長い補完が重くなります。GRPO の式 3 "
+        "はまず各補完のトークンで平均します",
+    "grpo_loss.token_level_mean.hint":
+        "(per_token * mask).sum(1) / mask.sum(1)、それから .mean()",
+    "grpo_loss.no_mask.title": "マスクがない",
+    "grpo_loss.no_mask.why":
+        "<eos> 以降のトークン (パディング) が各補完の平均に入ります",
+    "grpo_loss.no_mask.hint":
+        "completion_mask を掛け、行ごとにその和で割ってください",
+    "grpo_loss.detached_logps.title": "切り離された対数確率",
+    "grpo_loss.detached_logps.why":
+        "損失が勾配を持っていません: per_token_logps (学習中の方策) "
+        "が切り離されたか、no_grad の下で計算されました",
+    "grpo_loss.detached_logps.hint":
+        "per_token_logps も損失も .detach() しないでください "
+        "(old_per_token_logps はすでに切り離されています)",
+    "grpo_loss.kl_when_beta_0.title": "beta = 0 で KL を加えた",
+    "grpo_loss.kl_when_beta_0.why":
+        "beta = 0 では参照モデルがありません: ref_per_token_logps は None "
+        "で、None − tensor はトレーナーで TypeError になります",
+    "grpo_loss.kl_when_beta_0.hint":
+        "KL は `if beta > 0:` の中でだけ加えてください",
+    "grpo_loss.clip_hard_coded.title": "クリップを 0.8/1.2 に固定",
+    "grpo_loss.clip_hard_coded.why":
+        "クリップが epsilon を無視しています: 正しいのは ε = 0.2 "
+        "のときだけです",
+    "grpo_loss.clip_hard_coded.hint":
+        "torch.clamp(ratio, 1 - epsilon, 1 + epsilon)",
+    "grpo_loss.kl_sign_reversed.title": "KL の符号が逆",
+    "grpo_loss.kl_sign_reversed.why":
+        "−β·KL は参照モデルから離れるほど方策に報酬を与えます: "
+        "ペナルティは引き戻すものです",
+    "grpo_loss.kl_sign_reversed.hint": "per_token + beta * per_token_kl(...)",
+    "grpo_loss.kl_arguments_swapped.title": "KL の引数が逆",
+    "grpo_loss.kl_arguments_swapped.why":
+        "GRPO の KL(π‖ref) の k3 推定は、π からサンプリングしたトークンでの "
+        "exp(ref − π) − (ref − π) − 1 です。逆にすると別のペナルティになり、"
+        "π が ref を上回るところで指数的に増えます",
+    "grpo_loss.kl_arguments_swapped.hint":
+        "per_token_kl(per_token_logps, ref_per_token_logps)",
+    "grpo_loss.ratio_inverted.title": "比率を exp(old − new) にした",
+    "grpo_loss.ratio_inverted.why":
+        "比率は π/π_old です: 逆にすると、オフポリシーでクリップと勾配が逆向"
+        "きに押します",
+    "grpo_loss.ratio_inverted.hint":
+        "torch.exp(per_token_logps - old_per_token_logps)",
+    "grpo_loss.no_minus.title": "マイナス符号がない",
+    "grpo_loss.no_minus.why":
+        "min(ratio·A, clipped·A) は最大化する目的関数です。Trainer "
+        "は最小化するので、方策は悪くなるように学習してしまいます",
+    "grpo_loss.no_minus.hint": "-torch.min(ratio * A, clipped * A)",
+    "grpo_loss.judge.shape":
+        "損失は 1 つの数であるべきですが、形状は {shape} でした",
+    "grpo_loss.judge.no gradient":
+        "損失が勾配を持っていません: per_token_logps を計算に残してください "
+        "(切り離さないでください)",
+    "grpo_loss.judge.passed":
+        "損失と勾配が、いくつかの epsilon で、KL ありとなしで {verdict}",
+})

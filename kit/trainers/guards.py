@@ -92,6 +92,86 @@ MESSAGES = {"en": {
                          "max(math.log(p), -10.0) instead of math.log(p))",
 }}
 
+# The Japanese half (terms as README.ja.md's glossary); a new refusal adds
+# its key here too, with the English one's {fields}: tests/test_i18n.py
+# fails until it does. ("field"'s {what} and {fix} come in English from
+# BATCH_RULES and check_fields.)
+MESSAGES["ja"] = {
+    "field":
+        "{owner}.{field} の値は {what} {bound} でなければなりませんが、"
+        "{shown} でした: {fix}",
+    "whole_groups":
+        "GRPOConfig.per_device_train_batch_size ({batch}) は補完の数で、"
+        "num_generations ({G}) の倍数でなければなりません: {lower} か "
+        "{higher} を試してください",
+    "streamed":
+        "{name} は IterableDataset (ストリーミング) で、長さがありません: "
+        "streaming=True なしで読み込むか、Dataset.from_list(list(data.take(100"
+        "0))) で行を取り出してください",
+    "splits":
+        "{name} は分割 {splits} を持つ DatasetDict です: 1 "
+        "つの分割を渡してください (例: data[{first!r}])",
+    "not_a_dataset":
+        "{name} は {kind} です: datasets.Dataset、dict のリスト (1 行に 1 つ) "
+        "か pandas DataFrame を渡してください",
+    "no_pad_token":
+        "{trainer} には processing_class が必要です: "
+        "パディングトークンを持つトークナイザー (よくある修正は "
+        "tokenizer.pad_token = tokenizer.eos_token)",
+    "empty": "{name} が空です: {algorithm} には {rows} が必要です",
+    "no_column":
+        "{name} に列 {column!r} がありません: {algorithm} には {columns} "
+        "が必要です (あるのは {has})",
+    "not_text":
+        "{name} の行 {index}: 列 {column!r} の値は {value!r} ({kind}) で、"
+        "テキストではありません: すべての {column!r} を文字列にしてください "
+        "(例: str(value))",
+    "prompt_too_long":
+        "{name} の行 {index}: プロンプトが {length} トークンで、{short} は "
+        "{limit} です: {field} を上げるかプロンプトを短くしてください",
+    "unknown_text":
+        "{name}: {total} 行中 {rows} 行にトークナイザーの語彙にない文字があり"
+        "、すべて {unk} になるので、モデルはそれらを区別できません "
+        "({per_column}; 例: 行 {row} {column!r} {start!r}: {examples}): "
+        "トークナイザーが知っている文字で書くか、それらを知っているトークナイ"
+        "ザーを使ってください",
+    "enough_prompts":
+        "train_dataset のプロンプトは {have} 個ですが、1 回の生成に {needed} "
+        "個必要です (per_device_train_batch_size x steps_per_generation x "
+        "プロセス数 / num_generations): プロンプトを増やすか、"
+        "これらの設定を下げてください",
+    "no_rewards":
+        "GRPOTrainer には報酬関数が少なくとも 1 つ必要ですが、reward_funcs=[] "
+        "でした: 例 reward_funcs=[kit.tasks.correctness_reward]",
+    "not_callable":
+        "reward_funcs[{i}] は {shown} ({kind}) で、関数ではありません: 関数 "
+        "reward(prompts, completions, **columns) -> list[float] "
+        "を渡してください",
+    "reward_raised":
+        "報酬関数 {name} が {kind} を送出しました: {error} "
+        "(受け取るのはキーワード引数 prompts, completions とデータセットの列 "
+        "{columns} です)",
+    "reward_shape":
+        "報酬関数 {name} が形状 {shape} の配列を返しました: 補完ごとに 1 つの "
+        "float を返してください",
+    "reward_unreadable":
+        "報酬関数 {name} が値を読めない {kind} を返しました ({error_kind}: "
+        "{error}): 補完ごとに 1 つの float のリストを返してください",
+    "reward_not_a_list":
+        "報酬関数 {name} が補完ごとに 1 つの値ではなく {kind} を返しました: "
+        "補完ごとに 1 つの float のリストを返してください",
+    "reward_count":
+        "報酬関数 {name} が {wanted} 個の補完に対して {have} "
+        "個の値を返しました: 補完ごとに 1 つの float のリストを返してください",
+    "reward_not_a_number":
+        "報酬関数 {name} が補完 {i} ({completion!r}) に {shown} を返しました: "
+        "すべての補完に float を返してください (報酬なしは 0.0)",
+    "reward_not_finite":
+        "報酬関数 {name} が補完 {i} ({completion!r}) に {shown} を返しました: "
+        "報酬は有限の float32 の数でなければなりません。クリップしてください "
+        "(例: math.log(p) ではなく max(math.log(p), -10.0))",
+}
+
 
 def refusal(key, **fields):
     """The ValueError of MESSAGES[key], in the kit's language."""
