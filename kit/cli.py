@@ -19,7 +19,7 @@ def positive_int(text):
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a whole number") from None
+            f"must be a whole number, 1 or more, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
