@@ -255,6 +255,24 @@ def test_completions_cut_by_max_length_are_counted(tokenizer):
         PreferenceTokenizer(tokenizer, room).dataset(data, "train_dataset")
 
 
+def test_the_same_rows_are_tokenised_once_and_still_warn(tokenizer,
+                                                          monkeypatch):
+    calls = []
+    rows = PreferenceTokenizer.rows
+    monkeypatch.setattr(PreferenceTokenizer, "rows", lambda self, *a, **k: (
+        calls.append(1), rows(self, *a, **k))[1])
+    room = len(tokenizer("1+2=")["input_ids"]) + 2  # "3" and <eos> fit
+    for _ in range(2):  # equal rows, built twice, as two trainers do
+        data = pairs(["1+2=", "1+2="], ["3", "3"], ["47", "4"])
+        with pytest.warns(UserWarning, match="1 of 2 pairs were cut"):
+            out = PreferenceTokenizer(tokenizer, room).dataset(
+                data, "train_dataset")
+        assert out["rejected_ids"][0] == out["rejected_ids"][0][:room - 4]
+    assert len(calls) == 1
+    PreferenceTokenizer(tokenizer, room + 1).dataset(data, "train_dataset")
+    assert len(calls) == 2  # another max_length: tokenised again
+
+
 def test_a_cut_that_makes_chosen_equal_rejected_is_refused(tmp_path,
                                                            moved_policy):
     with pytest.raises(ValueError, match=r"chosen equals rejected in \d+ of "

@@ -158,6 +158,17 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         })
 
 
+# (fingerprint, name, max_length, tokenizer) -> (rows, warnings): see
+# PreferenceTokenizer.dataset. Datasets are never changed in place.
+_TOKENISED = {}
+
+
+def _replay(caught):
+    """Warn again what tokenising warned (kept with the cached rows)."""
+    for warning in caught:
+        warnings.warn(warning.message, warning.category, stacklevel=4)
+
+
 class PreferenceTokenizer:
     """Tokenise prompt/chosen/rejected rows and collate them into batches."""
 
@@ -165,8 +176,37 @@ class PreferenceTokenizer:
         self.tokenizer, self.max_length = tokenizer, max_length
 
     def dataset(self, dataset, name):
+        """Checked and tokenised rows; the same rows once per process.
+
+        Notebook 03 and the tests build several trainers on the same 72k
+        pairs: checking and tokenising them costs ~10 s of CPU each time.
+        A dataset's fingerprint hashes its contents, so equal rows with an
+        equal tokenizer give equal results; the warnings are replayed.
+        """
         dataset = check_dataset(name, dataset, COLUMNS, "DPO",
                                 "preference rows")
+        backend = getattr(self.tokenizer, "backend_tokenizer", None)
+        key = (getattr(dataset, "_fingerprint", None), name,
+               self.max_length, self.tokenizer.eos_token_id,
+               backend.to_str() if backend else id(self.tokenizer))
+        if key[0] is None or key not in _TOKENISED:
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    tokenised = self._tokenise(dataset, name)
+            except ValueError:  # the warnings still say what else is wrong
+                _replay(caught)
+                raise
+            if key[0] is not None:
+                while len(_TOKENISED) >= 4:  # a few datasets, not all
+                    _TOKENISED.pop(next(iter(_TOKENISED)))
+                _TOKENISED[key] = tokenised, caught
+        else:
+            tokenised, caught = _TOKENISED[key]
+        _replay(caught)
+        return tokenised
+
+    def _tokenise(self, dataset, name):
         self.check_pairs_differ(name, dataset)
         warn_unknown_text(name, self.tokenizer, dataset, COLUMNS)
         # batched: one tokenizer call per thousand rows, not three per row
