@@ -175,3 +175,13 @@ def test_bad_loss_settings_are_refused_naming_the_field(tmp_path, overrides,
         GRPOConfig(str(tmp_path), report_to="none", use_cpu=True,
                    per_device_train_batch_size=4, num_generations=2,
                    **overrides)
+
+
+def test_the_normaliser_comparison_shows_trls_rescaled_count():
+    from kit.bench import normaliser_comparison
+    lines = []
+    rows = normaliser_comparison(B=8, GA=2, k=4, out=lines.append)
+    assert len(lines) == 2 + len(rows) and "TRL" in lines[1]
+    assert any(abs(s - 1) > 0.01 for *_, scales in rows for s in scales)
+    even = normaliser_comparison(B=8, GA=2, k=2, out=lambda line: None)
+    assert all(scales == [1.0] for *_, scales in even)  # k == GA: equal
