@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import torch
 from matplotlib.ticker import NullFormatter
 from transformers.utils import logging
 
@@ -168,3 +169,46 @@ def main(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, as_json=False,
                     ideal=k0 / k, calls=top["generate_calls"],
                     base_calls=base["generate_calls"]))
     return 0
+
+
+# --------------------------------------- dapo's normaliser, kit against TRL
+# TRL 1.16 divides a micro-batch's summed token losses by its generation
+# batch's active tokens (gathered) / processes x GA / steps_per_generation;
+# the kit by the active tokens of exactly this optimizer step's
+# micro-batches, all processes together. Equal only when tokens spread
+# evenly over the generation's k slices (TRL issue 5619, PR 6024).
+
+def normaliser_comparison(B=8, GA=2, k=4, processes=1, T=16, steps=4,
+                          seed=0, out=print):
+    """Per optimizer step: the kit's exact count, TRL's rescaled one(s).
+
+    Completion lengths are uneven (uniform in 1..T tokens). Counts are
+    global (all processes), as both end up after DDP's average. Returns the
+    rows (step, kit count, TRL counts, loss scale TRL / kit).
+    """
+    generator = torch.Generator().manual_seed(seed)
+    micro_steps = steps * GA
+    generations = -(-micro_steps // k)  # ceil
+    # lengths[g, s, p]: active tokens of slice s of generation g, process p
+    lengths = torch.randint(1, T + 1, (generations, k, processes, B),
+                            generator=generator).sum(-1)
+    rows = []
+    out(f"B={B} GA={GA} k={k} processes={processes}, lengths 1..{T}")
+    out(f"{'step':>4} {'kit count':>9} {'TRL count':>13} "
+        f"{'TRL loss / kit loss':>20}")
+    for step in range(steps):
+        micro = range(step * GA, (step + 1) * GA)
+        kit = sum(int(lengths[i // k, i % k].sum()) for i in micro)
+        trl = sorted({int(lengths[i // k].sum()) * GA / k for i in micro})
+        scale = [kit / count for count in trl]
+        rows.append((step, kit, trl, scale))
+        shown = "/".join(f"{count:g}" for count in trl)
+        out(f"{step:>4} {kit:>9} {shown:>13} "
+            f"{'/'.join(f'{s:.3f}' for s in scale):>20}")
+    return rows
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--normaliser"]:
+    # python -m kit.bench --normaliser: k != GA, then k < GA, then k == GA
+    for B, GA, k in ((8, 2, 4), (4, 4, 2), (8, 2, 2)):
+        normaliser_comparison(B=B, GA=GA, k=k)

@@ -302,6 +302,11 @@ def dapo_loss(per_token_logps, old_per_token_logps, advantages,
     return _masked_sum(per_token, completion_mask) / num_items_in_batch
 
 
+# What a loss reads beyond the tensors, so the trainer need not branch on a
+# name: config fields, and whether it divides by the whole step's count.
+dr_grpo_loss.config_fields = ("max_completion_length",)
+dapo_loss.step_normalised = True
+
 GRPO_LOSSES = {"grpo": grpo_loss, "bnpo": bnpo_loss,
                "dr_grpo": dr_grpo_loss, "dapo": dapo_loss}
 

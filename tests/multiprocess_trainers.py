@@ -7,6 +7,9 @@ Writes, per process, to OUT/rank<r>.json:
   greedy accuracy of the same model;
 - SFT: the size of one SGD update with the stock Trainer and with
   CausalLMTrainer, from the same weights on the same batches;
+- GRPO "dapo": one optimizer step's gradient (GA 2, k 2, uneven lengths),
+  averaged over the processes as DDP does, and the one-process gradient of
+  dapo on all the processes' completions together: their relative distance;
 - DPO: `kit train dpo --max-steps 4` into OUT/dpo, through the command
   line's own entry point (in this launch: a second one would cost three
   more processes importing torch).
@@ -22,6 +25,7 @@ from transformers import (DataCollatorForSeq2Seq, Trainer,
                           TrainingArguments)
 
 from kit import cli, recipes, tasks
+from kit.losses import dapo_loss
 from kit.models import greedy_accuracy, tiny_model
 from kit.trainers import CausalLMTrainer, GRPOTrainer
 
@@ -74,10 +78,52 @@ def update_norm(trainer_class):
                       zip(model.parameters(), before)]).norm().item()
 
 
+def dapo_step_distance():
+    """dapo's step gradient over processes against one process on all."""
+    acc = trainer.accelerator
+    step = recipes.grpo_trainer(
+        "cpu", output_dir=out / "dapo", loss_type="dapo", max_steps=1,
+        per_device_train_batch_size=4, num_generations=4,
+        gradient_accumulation_steps=2, steps_per_generation=2,
+        eval_strategy="no", eval_on_start=False, disable_tqdm=True)
+    model = step.model.train()
+    rows = [row for row in tasks.prompt_dataset("train", n=4).to_list()
+            for _ in range(4)]  # 16 completions, the same on every rank
+    torch.manual_seed(0)
+    whole = step._generate_and_score(rows)
+    T = whole["completion_ids"].shape[1]
+    lengths = torch.arange(16) % T + 1  # uneven: 1 .. T tokens
+    whole["completion_mask"] = (torch.arange(T) < lengths[:, None]).long()
+    whole["advantages"] = torch.randn(16, generator=torch.Generator()
+                                      .manual_seed(1))
+    used = 8 * acc.num_processes  # this launch's completions, all ranks
+    whole = {key: None if v is None else v[:used] for key, v in whole.items()}
+    mine = slice(8 * acc.process_index, 8 * acc.process_index + 8)
+    step._generate_and_score = lambda rows, greedy=False: {
+        key: None if v is None else v[mine] for key, v in whole.items()}
+    batches, count = step.get_batch_samples(
+        iter([[{}] * 8] * 2), 2, step.args.device)
+    step.current_gradient_accumulation_steps = 2
+    for batch in batches:
+        step.training_step(model, batch, count)
+    grad = torch.cat([p.grad.flatten() for p in model.parameters()
+                      if p.grad is not None])
+    grad = acc.reduce(grad, reduction="mean")  # what DDP applies
+    model.zero_grad()
+    logps = step._completion_logps(model, whole)
+    mask = whole["completion_mask"]
+    dapo_loss(logps, logps.detach(), whole["advantages"], mask,
+              num_items_in_batch=mask.sum()).backward()
+    one = torch.cat([p.grad.flatten() for p in model.parameters()
+                     if p.grad is not None])
+    return ((grad - one).norm() / one.norm()).item()
+
+
 (out / f"rank{rank}.json").write_text(json.dumps({
     "processes": trainer.accelerator.num_processes,
     "calls": trainer._generation["calls"], "generations": generations,
     "eval_reward": eval_reward, "greedy_accuracy": accuracy,
+    "dapo_step_distance": dapo_step_distance(),
     "update_norm": {"Trainer": update_norm(Trainer),
                     "CausalLMTrainer": update_norm(CausalLMTrainer)}}))
 dpo = cli.main(["train", "dpo", "--max-steps", "4", "--output-dir",

@@ -92,6 +92,12 @@ def test_causal_lm_trainer_updates_as_the_stock_trainer_does(runs):
                                                          rel=1e-4)
 
 
+def test_dapo_step_gradient_is_the_one_process_gradient(runs):
+    # each process serves half of 16 completions of uneven lengths; the
+    # count is summed over processes, so DDP's mean is dapo on all 16
+    assert [run["dapo_step_distance"] <= 1e-6 for run in runs] == [True] * 2
+
+
 def test_dpo_trains_in_two_processes(runs_folder):
     # `kit train dpo --max-steps 4`, run by each process of the same launch
     assert [json.loads((runs_folder / f"dpo_rank{r}.json").read_text())

@@ -6,7 +6,8 @@ once: the dataloader hands out one big batch of prompts for
 completions for all of it in one `generate()` call, and then serves one
 slice per step. `compute_loss` is GRPO's clipped surrogate
 (`kit.losses.grpo_loss`) on group-normalised advantages. Beside it:
-`grpo_config`, `sampler`, `generation` (helpers) and `guards` (inputs).
+`grpo_config`, `sampler`, `generation`, `grpo_state` (helpers) and
+`guards` (inputs).
 """
 
 import copy
@@ -14,12 +15,12 @@ import copy
 import torch
 from transformers import Trainer
 
-from kit.losses import group_advantages, grpo_loss, per_token_kl
-from kit.trainers.checkpoint import CheckpointMixin
+from kit.losses import GRPO_LOSSES, SCALE_REWARDS, per_token_kl
 from kit.trainers.generation import (completion_logps, generate,
                                      generation_config, keep_rows,
                                      up_to_first_eos)
 from kit.trainers.grpo_config import GRPOConfig
+from kit.trainers.grpo_state import GRPOStateMixin
 from kit.trainers.guards import (check_enough_prompts, check_prompts,
                                  check_reward_funcs, check_tokenizer,
                                  reward_names, score)
@@ -28,7 +29,7 @@ from kit.trainers.nonfinite import NonFiniteMixin
 from kit.trainers.sampler import RepeatSampler, prompts_per_generation
 
 
-class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
+class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
                   Trainer):
     """Trainer for Group Relative Policy Optimization (Shao et al., 2024).
 
@@ -42,9 +43,16 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
     _step, _buffer and _generation are checkpointed: resume is exact.
     """
 
-    # The loss is a mean over equal slices, so the Trainer's division by GA
-    # gives the big batch's mean: exact under gradient accumulation.
-    loss_is_scaled_for_ga = False
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        # One optimizer step's micro-batches, prepared (generated or served)
+        # now, so "dapo" can divide by the step's active tokens, all
+        # processes together: exact under any GA, k and processes.
+        batches, _ = super().get_batch_samples(epoch_iterator, num_batches,
+                                               device)
+        self.model.train()  # after an evaluation too: these are training
+        batches = [self._prepare_inputs(batch) for batch in batches]
+        tokens = sum(batch["completion_mask"].sum() for batch in batches)
+        return batches, self.accelerator.gather(tokens).sum()
 
     def get_train_dataloader(self):
         # The lesson in one line: one batch serves k steps. For the other
@@ -63,6 +71,8 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
                              self.args.steps_per_generation, self.args.seed)
 
     def _prepare_inputs(self, generation_batch):
+        if isinstance(generation_batch, dict):  # prepared already
+            return generation_batch
         if not self.model.training:  # evaluation: one greedy answer a prompt
             return self._generate_and_score(generation_batch, greedy=True)
         k = self.args.steps_per_generation
@@ -82,30 +92,33 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         old = inputs["old_per_token_logps"]  # None while on-policy
         old = logps.detach() if old is None else old
         ref = inputs["ref_per_token_logps"]
-        loss = grpo_loss(logps, old, inputs["advantages"],
-                         inputs["completion_mask"], epsilon=self.args.epsilon,
-                         beta=self.args.beta, ref_per_token_logps=ref)
+        loss = self.loss_fn(logps, old, inputs["advantages"],
+                            inputs["completion_mask"],
+                            epsilon=self.args.epsilon, beta=self.args.beta,
+                            ref_per_token_logps=ref,
+                            **self._loss_kwargs(num_items_in_batch))
         if ref is not None:
             mask = inputs["completion_mask"]
             kl = (per_token_kl(logps, ref) * mask).sum() / mask.sum()
             self.record(kl=kl.detach())
         return (loss, {"per_token_logps": logps}) if return_outputs else loss
 
+    def _loss_kwargs(self, num_items_in_batch):
+        """What the loss type reads beyond the tensors (kit.losses)."""
+        kwargs = {name: getattr(self.args, name) for name in
+                  getattr(self.loss_fn, "config_fields", ())}
+        if self.loss_is_scaled_for_ga:
+            # DDP averages gradients over processes: divide by the global
+            # count / processes, so the average is the step's token mean
+            kwargs["num_items_in_batch"] = (
+                num_items_in_batch / self.accelerator.num_processes)
+        return kwargs
+
     def prediction_step(self, model, inputs, prediction_loss_only,
                         ignore_keys=None):
         """Evaluation is the held-out reward of greedy answers; no loss."""
         self._prepare_inputs(inputs)
         return None, None, None
-
-    def _set_signature_columns_if_needed(self):
-        # Rewards may need any column: remove_unused_columns keeps them all.
-        self._signature_columns = list(self.train_dataset.column_names)
-
-    def log(self, logs, start_time=None):
-        if not any(key.startswith("eval_") for key in logs):
-            logs.update({f"generation/{key}": value
-                         for key, value in self._generation.items()})
-        super().log(logs, start_time)
 
     # ------------------------------------------------- generation, in steps
 
@@ -167,7 +180,8 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
                     reward_std_in_group=everyone.view(-1, G).std(1),
                     **{"completions/mean_length":
                        batch["completion_mask"].sum(1)})
-        return group_advantages(everyone, G)[start:start + len(total)]
+        advantages = SCALE_REWARDS[self.args.scale_rewards](everyone, G)
+        return advantages[start:start + len(total)]
 
     @torch.no_grad()
     def _logps_to_compare(self, batch):
@@ -215,6 +229,10 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
                          processing_class=processing_class,
                          data_collator=keep_rows, **datasets)
         check_enough_prompts(train_dataset, self._prompts_per_generation())
+        self.loss_fn = GRPO_LOSSES[args.loss_type]
+        # "dapo" divides by the step's count, the others by GA (equal slices)
+        self.loss_is_scaled_for_ga = getattr(self.loss_fn, "step_normalised",
+                                             False)
         self.ref_model = None
         if args.beta > 0:  # a frozen copy of the starting policy
             self.ref_model = copy.deepcopy(self.model).requires_grad_(False)
@@ -229,21 +247,3 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         return prompts_per_generation(
             self._train_batch_size, self.args.steps_per_generation,
             self.args.num_generations, self.accelerator.num_processes)
-
-    def checkpoint_settings(self):
-        # a resume serves the saved buffer: cut the same way, its log-probs
-        # taken at this temperature, with this reference
-        return {**super().checkpoint_settings(),
-                "steps_per_generation": self.args.steps_per_generation,
-                "num_generations": self.args.num_generations,
-                "temperature": self.args.temperature, "beta": self.args.beta}
-
-    state_file = "grpo_state_{process}.pt"
-
-    def checkpoint_state(self):  # the buffer and counters: resume is exact
-        return {"step": self._step, "buffer": self._buffer,
-                "generation": self._generation}
-
-    def load_checkpoint_state(self, state):
-        self._step, self._buffer = state["step"], state["buffer"]
-        self._generation = state["generation"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
+from kit.losses import GRPO_LOSSES, SCALE_REWARDS, SCALE_REWARDS_ALIASES
 from kit.trainers.guards import BATCH_RULES, check_fields, refusal
 
 # (field, kind, bound, fix): checked in this order, after BATCH_RULES
@@ -41,6 +42,14 @@ class GRPOConfig(TrainingArguments):
         "help": "The clip: ratios move within [1 - epsilon, 1 + epsilon]."})
     beta: float = field(default=0.0, metadata={
         "help": "Weight of the KL penalty to a frozen reference; 0 is off."})
+    # The course's defaults: notebook 05's form, whose run meets its learning
+    # guard. TRL 1.16 defaults to loss_type="dapo" (a token mean over the
+    # whole step, no length bias); notebook 07 shows why that matters.
+    loss_type: str = field(default="grpo", metadata={
+        "help": "What divides the token losses: 'grpo' (a mean per "
+                "completion), 'bnpo', 'dr_grpo' or 'dapo' (kit.losses)."})
+    scale_rewards: str = field(default="group", metadata={
+        "help": "Advantages' spread: 'group', 'batch' or 'none'."})
     remove_unused_columns: bool = False  # reward functions read the columns
 
     def __post_init__(self):
@@ -48,6 +57,10 @@ class GRPOConfig(TrainingArguments):
         if self.steps_per_generation is None:
             self.steps_per_generation = self.gradient_accumulation_steps
         check_fields(self, RULES)
+        if isinstance(self.scale_rewards, bool):  # TRL's older form
+            self.scale_rewards = SCALE_REWARDS_ALIASES[self.scale_rewards]
+        check_choice("loss_type", self.loss_type, GRPO_LOSSES)
+        check_choice("scale_rewards", self.scale_rewards, SCALE_REWARDS)
         check_whole_groups(self.per_device_train_batch_size,
                            self.num_generations)
         super().__post_init__()
@@ -65,3 +78,10 @@ def check_whole_groups(batch, G):
         raise refusal("whole_groups", batch=batch, G=G,
                       lower=batch - batch % G or G,
                       higher=batch - batch % G + G)
+
+
+def check_choice(name, value, choices):
+    """Refuse a name that is not a key of `choices`, listing them."""
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"GRPOConfig.{name} must be one of "
+                         f"{', '.join(map(repr, choices))}, got {value!r}")
