@@ -149,16 +149,15 @@ def _report_paths(args):
 
 def _grade(args):
     from kit import grade, outputs
-    if args.lang:  # the report, and the kernels' checkers, speak it
-        i18n.set_language(args.lang)
     try:
         csv_path, html_path = _report_paths(args)
     except outputs.Refused as error:  # printed as grade prints its errors
         print(json.dumps({"error": str(error)}) if args.json else error)
         return 2
+    # the report, and the kernels' checkers, speak args.lang (kit.grade)
     return grade.main(args.paths, as_json=args.json, timeout=args.timeout,
                       jobs=args.jobs, csv_path=csv_path, html_path=html_path,
-                      all_cells=args.all_cells)
+                      all_cells=args.all_cells, lang=args.lang)
 
 
 def seed(text):
@@ -226,8 +225,9 @@ def parser():
                        help="also run the cells tagged train or plot "
                             "(no check needs them; skipped by default)")
     grade.add_argument("--lang", choices=i18n.LANGUAGES, default=None,
-                       help="the reports' language (default: KIT_LANG, "
-                            "else en)")
+                       help="the reports' and checkers' language (default: "
+                            "KIT_LANG, else the notebooks' own: ja when "
+                            "every one is a Japanese copy, else en)")
 
     bench = commands.add_parser(
         "bench", help="time GRPO's generation at several steps_per_generation")

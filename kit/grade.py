@@ -21,6 +21,12 @@ keeps the same guarantees; KIT_GRADE_COLD=1 starts each one cold. Student
 code still runs with the grader's rights: the README says what that
 leaves open, and the container that closes it.
 
+The report's language (`lang`, `--lang`): else KIT_LANG, else the
+notebooks' own: Japanese when every one asks `setup_notebook(lang="ja")`
+(the Japanese copies do), else English. A run speaks one language: its
+kernels get it as KIT_LANG, which `setup_notebook` obeys under the grader,
+so the checkers' messages in the report match its headings.
+
 Exit codes, one notebook: 0 every exercise passed, 1 some did not, 2 it
 could not be graded. Several: 0 every submission graded (whatever the
 scores), 1 some could not be graded, 2 none could; 130 interrupted.
@@ -55,6 +61,10 @@ CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([\w.-]+)["']""")
 ANY_CHECK = re.compile(r"\bcheck\(")
 SKIPPED_FOLDERS = {"solutions", ".ipynb_checkpoints"}
 SKIPPED_TAGS = {"train", "plot"}  # cells no check needs (kit.course)
+# how a notebook says its language (kit.course_ja writes it so)
+SETUP_LANG = re.compile(
+    r"""\bsetup_notebook\([^)]*\blang\s*=\s*\\?["'](\w+)\\?["']""")
+LANG_READ_LIMIT = 2_000_000  # bytes read to find it; the call is near the top
 STATUSES = {"passed", "failed", "not attempted"}  # what check() records
 OUTPUT_LIMIT = 20_000_000  # characters a notebook may print, all cells
 GRADE_FILE_LIMIT = 1_000_000  # bytes of grade records read
@@ -116,6 +126,28 @@ def find_submissions(paths):
     absolute = [p.resolve() for p in unique]
     root = Path(os.path.commonpath([p.parent for p in absolute]))
     return [(str(a.relative_to(root)), p) for a, p in zip(absolute, unique)]
+
+
+def notebook_language(path):
+    """The language `path`'s setup_notebook(lang=...) asks for, else "en".
+
+    Read as raw text (a JSON string escapes the quotes), so a file that is
+    not a notebook costs nothing here: it is refused when it is graded.
+    """
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(LANG_READ_LIMIT).decode("utf-8", "replace")
+    except OSError:
+        return "en"
+    found = SETUP_LANG.search(raw)
+    return found.group(1) if found and found.group(1) in i18n.LANGUAGES \
+        else "en"
+
+
+def run_language(submissions):
+    """--lang's default: the language every submission shares, else en."""
+    languages = {notebook_language(path) for _, path in submissions}
+    return languages.pop() if len(languages) == 1 else "en"
 
 
 def read_notebook(path):
@@ -529,13 +561,30 @@ def _as_interrupt(signum, frame):
 
 
 def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
-         html_path=None, all_cells=False):
+         html_path=None, all_cells=False, lang=None):
+    """Grade `paths` and report in `lang` (default: see the module's
+    docstring); the kit's language is as it was afterwards."""
+    previous = i18n.language()
+    try:
+        if lang:
+            i18n.set_language(lang)
+        return _main(paths, as_json, timeout, jobs, csv_path, html_path,
+                     all_cells, chosen=bool(lang or os.environ.get(
+                         "KIT_LANG")))
+    finally:
+        i18n.set_language(previous)
+
+
+def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
+          chosen):
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     try:
         submissions = find_submissions(paths)
     except CannotGrade as error:
         print(json.dumps({"error": str(error)}) if as_json else str(error))
         return 2
+    if not chosen:  # the notebooks' own language
+        i18n.set_language(run_language(submissions))
     single = len(paths) == 1 and not Path(paths[0]).is_dir()
     reports = _Reports(csv_path, html_path)
     main_thread = threading.current_thread() is threading.main_thread()

@@ -20,6 +20,7 @@ from collections import Counter
 from html import escape
 from pathlib import Path, PurePath
 
+from kit import i18n
 from kit.report_text import chart_font, say, status
 
 MARKS = {"passed": "✅", "failed": "❌", "not attempted": "⏸ ",
@@ -304,7 +305,9 @@ def html_page(cards, summary):
         f"<p class=\"muted\">{legend}</p>" + _table(
             [say("submission"), say("score_column")] + ids
             + [say("error")], rows, "students"))
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
+    # lang: a browser picks the Japanese forms of the CJK characters
+    return (f"<!DOCTYPE html><html lang=\"{i18n.language()}\"><head>"
+            "<meta charset=\"utf-8\">"
             f"<title>{escape(say('title'))}</title><style>{STYLE}</style>"
             "</head>"
             f"<body>{''.join(parts)}</body></html>")

@@ -7,7 +7,9 @@ figure per run; each explorer renders, its sliders keep a usable track,
 and its figure changes when its slider moves. Each notebook opens
 unmodified and without the news pop-up; the file browser shows no src/ or
 solutions/; in a learner copy, the training cell of an unfinished exercise
-shows one line and no empty figure. Screenshots go to a temporary folder
+shows one line and no empty figure. One Japanese copy (01) shows its
+explorer and named mistake in Japanese, its figures without a missing
+glyph (issue 22). Screenshots go to a temporary folder
 (the two in README, to docs/ as well with KIT_UPDATE_DOCS=1).
 
 It needs Chromium (installed with apt-get when missing and allowed) and
@@ -36,6 +38,14 @@ README_SHOTS = {"04_grpo_dataloader": ("lab_live_plot.png",
                                        "lab_explore_sampler.png")}
 # a learner copy: its training cell runs an unfinished exercise
 LEARNER = "01_stock_compute_loss"
+# one Japanese solution copy (issue 22): an explorer with a Japanese label,
+# one live plot, and a wrong answer appended to show a named mistake
+JAPANESE = "01_stock_compute_loss"
+WRONG_ANSWER = """def not_shifted(logits, labels):  # a named mistake, on purpose
+    return F.cross_entropy(logits.flatten(0, 1), labels.flatten(),
+                           ignore_index=-100)
+
+check("causal_lm_loss", not_shifted)"""
 
 
 def unavailable(reason):
@@ -55,7 +65,10 @@ def find_chromium():
     quiet = dict(capture_output=True, text=True,
                  env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
     subprocess.run(["apt-get", "update", "-qq"], **quiet)
-    result = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"],
+    # the fonts: the page's own Japanese (report, verdicts) and emoji, as
+    # a learner's browser draws them; figures use matplotlib-fontja
+    result = subprocess.run(["apt-get", "install", "-y", "-qq", "chromium",
+                             "fonts-noto-cjk", "fonts-noto-color-emoji"],
                             **quiet)
     if not shutil.which("chromium"):
         unavailable("Chromium could not be installed with apt-get install "
@@ -107,6 +120,15 @@ def lab(tmp_path_factory):
                     folder)
     shutil.copy(ROOT / "notebooks" / f"{LEARNER}.ipynb",
                 folder / f"learner_{LEARNER}.ipynb")
+    japanese = json.loads((ROOT / "notebooks" / "ja" / "solutions" /
+                           f"{JAPANESE}.ipynb").read_text(encoding="utf-8"))
+    japanese["cells"].append({"cell_type": "code", "id": "ja-wrong",
+                              "metadata": {}, "outputs": [],
+                              "execution_count": None,
+                              "source": WRONG_ANSWER})
+    (folder / f"ja_{JAPANESE}.ipynb").write_text(
+        json.dumps(japanese, ensure_ascii=False, indent=1),
+        encoding="utf-8")
     for hidden in ("src", "solutions"):  # as in notebooks/
         (folder / hidden).mkdir()
     write_settings(folder / "settings")
@@ -322,6 +344,93 @@ def test_a_notebook_runs_in_jupyterlab_with_live_plots_and_explorers(
         explorers.first.screenshot(path=ROOT / "docs" / explorer_png)
     page.close()
     stop_kernels(lab["url"])  # free the CPU for the next notebook
+
+
+KANA = re.compile("[\u3040-\u30ff]")
+# matplotlib's words for a character its font lacks (drawn as a box)
+MISSING_GLYPH = re.compile(r"Glyph \d+ .*missing from (current )?font")
+
+
+def test_a_japanese_notebook_shows_japanese_labels_and_no_boxes(lab):
+    """The Japanese copy of 01, Run All: no error, no missing glyph, the
+    explorer's label and the named mistake in Japanese (kit.labels, the
+    checkers' messages); screenshots to docs/screenshots/ja_*.png with
+    KIT_UPDATE_DOCS=1, with the Japanese class report."""
+    from kit import i18n, labels
+    from kit.checks.messages import MESSAGES
+    name = f"ja_{JAPANESE}"
+    page = open_notebook(lab, name)
+    page.evaluate(WATCH)
+    run_all(page, lab["shots"])
+    notebook = saved_outputs(page, lab["folder"] / f"{name}.ipynb")
+    outputs = [o for c in notebook["cells"] if c["cell_type"] == "code"
+               for o in c["outputs"]]
+    assert not [o for o in outputs if o["output_type"] == "error"]
+    said = "".join("".join(o.get("text", "")) for o in outputs)
+    assert not MISSING_GLYPH.search(said), MISSING_GLYPH.search(said)[0]
+    assert page.evaluate("window.kitDraws"), "no live plot was drawn"
+    cells = page.locator(".jp-CodeCell")
+    live_plot = cells.filter(has_text="LivePlotCallback(").filter(
+        has_text=".train()")
+    assert live_plot.locator("img").count() == 1
+    explorer = move_each_slider(page, lab["shots"], name).first
+    slider_label = explorer.locator(".widget-label").first.text_content()
+    assert slider_label == labels.PLOTS["ja"]["ga_slider"], slider_label
+    assert KANA.search(slider_label)
+    wrong = cells.filter(has_text="a named mistake, on purpose")
+    verdict = wrong.locator(".jp-OutputArea").text_content()
+    previous = i18n.language()
+    i18n.set_language("ja")  # what the kit says there, as this process does
+    try:
+        title = i18n.text(MESSAGES, "causal_lm_loss.not_shifted.title")
+    finally:
+        i18n.set_language(previous)
+    assert "❌" in verdict and title in verdict, verdict
+    shots = {"ja_live_plot.png": live_plot, "ja_explorer.png": explorer,
+             "ja_mistake.png": wrong}
+    for file, element in shots.items():
+        element.screenshot(path=lab["shots"] / file)
+    report = lab["browser"].new_page(viewport={"width": 1100,
+                                               "height": 800})
+    report.set_content(japanese_class_report())
+    assert KANA.search(report.locator("h1").text_content())
+    report.screenshot(path=lab["shots"] / "ja_class_report.png",
+                      full_page=True)
+    if os.environ.get("KIT_UPDATE_DOCS") == "1":
+        folder = ROOT / "docs" / "screenshots"
+        folder.mkdir(exist_ok=True)
+        for file in [*shots, "ja_class_report.png"]:
+            shutil.copy(lab["shots"] / file, folder / file)
+    report.close()
+    page.close()
+    stop_kernels(lab["url"])
+
+
+def japanese_class_report():
+    """kit.gradebook's page in Japanese for a made-up class of three."""
+    from kit import gradebook, i18n
+
+    def card(who, statuses):
+        rows = [{"id": e, "stars": 1, "status": status, "mistake": mistake,
+                 "message": message, "attempts": 1,
+                 "mistakes": [mistake] if mistake else []}
+                for e, (status, mistake, message) in statuses.items()]
+        return {"submission": f"{who}/01_stock_compute_loss.ipynb",
+                "notebook": "01", "error": None, "exercises": rows,
+                "passed": sum(r["status"] == "passed" for r in rows),
+                "total": len(rows)}
+    passed, stub = ("passed", None, "ok"), ("not attempted", None, "")
+    cards = [card("aki", {"causal_lm_loss": passed, "compute_loss": passed}),
+             card("ken", {"causal_lm_loss": ("failed", "not_shifted",
+                                             "not shifted"),
+                          "compute_loss": stub}),
+             card("yui", {"causal_lm_loss": passed, "compute_loss": stub})]
+    previous = i18n.language()
+    i18n.set_language("ja")
+    try:
+        return gradebook.html_page(cards, gradebook.summarise(cards))
+    finally:
+        i18n.set_language(previous)
 
 
 def stop_kernels(url):

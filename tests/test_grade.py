@@ -703,3 +703,83 @@ def test_the_zygote_starts_when_the_grader_sets_no_thread_count(one_zygote):
     # the zygote must not then refuse and leave the class cold. The
     # module's zygote was started so (see one_zygote).
     assert one_zygote and one_zygote["process"].poll() is None
+
+
+# ------------------------------------------------ in Japanese (issue 22)
+
+JA_SETUP = "from kit.course import setup_notebook\nsetup_notebook(lang='ja')"
+NOT_SHIFTED = """import torch.nn.functional as F
+def not_shifted(logits, labels):  # the named mistake not_shifted
+    return F.cross_entropy(logits.flatten(0, 1), labels.flatten(),
+                           ignore_index=-100)"""
+
+
+def _said_in(lang, exercise_id, source, name):
+    """The message check() gives `name` (defined by `source`) in `lang`."""
+    from kit import i18n
+    from kit.checks import check
+    namespace, previous = {}, i18n.language()
+    exec(source, namespace)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("KIT_GRADE_FILE", raising=False)
+        i18n.set_language(lang)
+        try:
+            with redirect_stdout(io.StringIO()):
+                return check(exercise_id, namespace[name]).message
+        finally:
+            i18n.set_language(previous)
+
+
+def test_the_notebooks_language_is_the_reports_default(tmp_path,
+                                                       monkeypatch):
+    ja = course.NOTEBOOKS / "ja" / "04_grpo_dataloader.ipynb"
+    en = course.NOTEBOOKS / "04_grpo_dataloader.ipynb"
+    assert [grade.notebook_language(p) for p in (
+        ja, en, tmp_path / "missing.ipynb")] == ["ja", "en", "en"]
+    assert grade.run_language([("a", ja), ("b", ja)]) == "ja"
+    assert grade.run_language([("a", ja), ("b", en)]) == "en"  # mixed
+    # no kernel: the cards are made up; what is said is the point
+    monkeypatch.delenv("KIT_LANG", raising=False)
+    monkeypatch.setattr(grade, "grade_all", lambda submissions, *a, **k: [
+        {**_card("dpo_loss", "failed"), "submission": label}
+        for label, _ in submissions])
+    for path, words in ((ja, "0/1 合格"), (en, "0/1 passed")):
+        out = kit_grade(path).stdout
+        assert words in out, out
+    assert kit_grade(en, "--lang", "ja").stdout.endswith("0/1 合格\n")
+    assert grade.i18n.language() == "en"  # as it was before the runs
+
+
+def test_grade_lang_ja_reports_in_japanese_records_in_shape(tmp_path, warm):
+    cells = ["from kit.checks import check\nfrom kit import losses",
+             NOT_SHIFTED, "check('causal_lm_loss', not_shifted)",
+             "check('callback_or_subclass', {})"]  # untouched
+    write_notebook(tmp_path / "aki" / "demo.ipynb", JA_SETUP, *cells)
+    write_notebook(tmp_path / "bob" / "demo.ipynb",  # an English copy
+                   JA_SETUP.replace("lang='ja'", ""), *cells)
+    page = tmp_path / "class.html"
+    result = kit_grade(tmp_path / "aki", tmp_path / "bob", "--lang", "ja",
+                       "--json", "--html", page)
+    assert result.returncode == 0, result.stdout + result.stderr
+    cards = json.loads(result.stdout)["submissions"]
+    # the records: English data (statuses, ids), only the messages differ
+    assert [sorted(card) for card in cards] == [[
+        "error", "exercises", "notebook", "passed", "submission",
+        "total"]] * 2
+    rows = [card["exercises"] for card in cards]
+    assert [[(r["id"], r["status"], r["mistake"]) for r in row]
+            for row in rows] == [[
+                ("causal_lm_loss", "failed", "not_shifted"),
+                ("callback_or_subclass", "not attempted", None)]] * 2
+    # the English copy's kernel spoke Japanese too: the checker's message
+    # is the one this process says in Japanese (kit.checks.messages)
+    assert rows[0] == rows[1]
+    assert rows[0][0]["message"] == _said_in("ja", "causal_lm_loss",
+                                             NOT_SHIFTED, "not_shifted")
+    html = page.read_text(encoding="utf-8")
+    assert '<html lang="ja">' in html
+    for words in ("<h1>クラスの成績レポート</h1>", "<h2>演習</h2>",
+                  "<h2>名前の付いた間違い</h2>", "<th>合格</th>",
+                  "<th>不合格</th>", "<th>未着手</th>", "not_shifted"):
+        assert words in html, words
+    assert "Class report" not in html and ">passed<" not in html

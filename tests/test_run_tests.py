@@ -61,10 +61,28 @@ def test_the_real_suites_cover_every_test_and_notebook():
                if arg.startswith("--ignore=")}
     separate = {arg for arg in ran if arg.startswith("tests/test_")}
     assert ignored == separate  # each file once: in `tests` or on its own
-    assert "tests" in ran and "notebooks/solutions" in ran
-    assert {f"notebooks/{p.name}" for p in (ROOT / "notebooks").glob(
-        "*.ipynb")} <= set(ran)
+    assert "tests" in ran
     assert run_tests.SUITES["solutions"][2] == {"KIT_STRICT": "1"}
+
+
+def test_every_notebook_runs_in_both_languages_across_two_suites():
+    """Each suite runs each notebook once, English or Japanese (their code
+    cells are the same); the other suite runs it in the other language."""
+    names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    seen = {}
+    for kind in ("solutions", "learners"):
+        command = run_tests.SUITES[kind][1]
+        ran = [arg for arg in command if arg.endswith(".ipynb")]
+        assert sorted(Path(arg).name for arg in ran) == names, kind
+        for arg in ran:
+            assert (ROOT / arg).is_file(), arg
+            seen.setdefault(Path(arg).name, set()).add(
+                (kind, "/ja/" in f"/{arg}"))
+    assert len(names) >= 7 and all(  # one language a suite, both in all
+        {ja for _, ja in both} == {False, True} for both in seen.values())
+    assert run_tests.copies("solutions")[:2] == [
+        "notebooks/solutions/00_setup.ipynb",
+        "notebooks/ja/solutions/01_stock_compute_loss.ipynb"]
 
 
 def test_the_notebook_suites_use_warm_kernels():

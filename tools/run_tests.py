@@ -9,6 +9,13 @@ other at every op and run up to 25 times slower (see
 kit.models.one_cpu_thread). A suite's output is printed whole when it
 ends, so suites never interleave. The exit code is 1 if any suite failed.
 
+The Japanese copies (notebooks/ja/) have the English copies' code cells
+(`kit build --check` insists), so each notebook runs once a suite, in one
+language or the other: an even-numbered notebook (00, 02, ...) runs its
+English solution copy and its Japanese learner copy, an odd-numbered one
+its Japanese solution copy and its English learner copy. Across the two
+suites every notebook's code runs in both languages, at no extra kernel.
+
     python tools/run_tests.py                 # every suite
     python tools/run_tests.py unit browser    # some of them
 """
@@ -38,6 +45,24 @@ GRADING = ["tests/test_grade.py"] + sorted(
 # The notebook suites' kernels fork from one warm process that has
 # imported torch (tools/warm_kernels.py): ~6.5 s of CPU saved a notebook.
 NBVAL = PYTEST + ["-p", "tools.warm_kernels", "--nbval-lax"]
+
+
+def copies(kind):
+    """The notebooks a suite runs, each once, in the language the
+    docstring's rule gives it: `kind` is "solutions" or "learners"."""
+    folders = {("solutions", "en"): "notebooks/solutions",
+               ("solutions", "ja"): "notebooks/ja/solutions",
+               ("learners", "en"): "notebooks", ("learners", "ja"):
+               "notebooks/ja"}
+    chosen = []
+    for path in sorted(ROOT.glob("notebooks/*.ipynb")):
+        even = int(path.name[:2]) % 2 == 0
+        english = even == (kind == "solutions")
+        chosen.append(f"{folders[kind, 'en' if english else 'ja']}/"
+                      f"{path.name}")
+    return chosen
+
+
 # name -> (what it is, command, extra environment); longest first. One
 # `make test` here (2-core AMD EPYC) took grading 179 s, solutions 166,
 # unit 177, training 150, learners 118, browser 94 (447 s in all). Then
@@ -54,13 +79,11 @@ SUITES = {
     # solutions must pass every checker: KIT_STRICT=1 turns a failed
     # check into an error; learner copies must run with stubs untouched
     "solutions": ("solution notebooks",
-                  NBVAL + ["notebooks/solutions"],
+                  NBVAL + copies("solutions"),
                   {"KIT_STRICT": "1"}),
     "training": ("multi-process and resume tests", PYTEST + TRAINING, {}),
     "browser": ("browser test", PYTEST + BROWSER, {}),
-    "learners": ("learner notebooks", NBVAL + sorted(
-        str(path.relative_to(ROOT)) for path in
-        ROOT.glob("notebooks/*.ipynb")), {}),
+    "learners": ("learner notebooks", NBVAL + copies("learners"), {}),
 }
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1"}
