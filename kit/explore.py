@@ -8,6 +8,7 @@ ipywidgets layer around it:
     dpo_weights     03: beta, loss type   -> per-pair loss, gradient weights
     sampler_plan    04: batch, G, k, GA   -> the sampler's order, slices, calls
     clip_surrogate  05: epsilon, sign(A)  -> GRPO's clipped surrogate
+    normaliser_weights 07: GA, max length -> each loss type's token weights
 
 `explore_*()` returns a widget in a live notebook, and one static figure at
 the default values where no frontend is live (nbval, `kit grade`,
@@ -32,6 +33,8 @@ PANELS = {
     "explore_dpo": ("loss of one pair", "gradient weight on each log-prob"),
     "explore_sampler": ("the dataloader's batches, micro-step by micro-step",),
     "explore_clip": ("GRPO's clipped surrogate",),
+    "explore_normalisers": ("each token's weight in the step",
+                            "each completion's weight in the step"),
 }
 # β as its slider shows it, and as the figure's title prints it
 BETA_FORMAT = ".3g"
@@ -364,6 +367,80 @@ def draw_clip_surrogate(figure, epsilon=0.2, advantage="A > 0"):
     return figure
 
 
+# ----------------------------------------------------- 07: the normalisers
+
+# One optimizer step's completions, short to long, as notebook 07 draws them
+NORM_LENGTHS = (2, 4, 6, 8, 12, 16, 20, 28)
+NORM_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
+
+
+def normaliser_weights(lengths=NORM_LENGTHS, gradient_accumulation_steps=2,
+                       max_completion_length=32):
+    """Each loss type's weight on one token of each completion in a step.
+
+    The step's completions (`lengths`, in order) are split into GA equal
+    micro-batches. Each micro-batch goes through the kit's real loss
+    (`kit.losses.GRPO_LOSSES`) with A = 1 on-policy, so a token's loss is
+    −ρ and its weight is minus the gradient on its log-prob. As the Trainer
+    does, the micro-batch losses of "grpo", "bnpo" and "dr_grpo" are divided
+    by GA; "dapo" divides by the step's token count and is not.
+
+    Returns:
+        {"lengths", "tokens" (the step's count), and per loss type a list
+        of per-token weights, one per completion}.
+    """
+    GA = gradient_accumulation_steps
+    if GA < 1 or len(lengths) % GA:
+        raise ValueError(f"gradient_accumulation_steps={GA} must divide the "
+                         f"{len(lengths)} completions into equal micro-"
+                         f"batches: use one of 1, 2, 4 or 8")
+    if max(lengths) > max_completion_length:
+        raise ValueError(f"max_completion_length={max_completion_length} is "
+                         f"shorter than a completion ({max(lengths)})")
+    tokens = sum(lengths)
+    size = len(lengths) // GA
+    out = {"lengths": list(lengths), "tokens": tokens}
+    for name in NORM_TYPES:
+        out[name] = []
+        for start in range(0, len(lengths), size):
+            chunk = torch.tensor(lengths[start:start + size])
+            width = int(chunk.max())
+            mask = (torch.arange(width) < chunk.unsqueeze(1)).float()
+            logps = torch.zeros(len(chunk), width, requires_grad=True)
+            extra = {"dr_grpo": {"max_completion_length":
+                                 max_completion_length},
+                     "dapo": {"num_items_in_batch": tokens}}.get(name, {})
+            loss = losses.GRPO_LOSSES[name](
+                logps, logps.detach(), torch.ones(len(chunk)), mask,
+                **extra)
+            (loss if name == "dapo" else loss / GA).backward()
+            out[name] += (-logps.grad[:, 0]).tolist()  # token 0: all alike
+    return out
+
+
+def draw_normaliser_weights(figure, gradient_accumulation_steps=2,
+                            max_completion_length=32):
+    data = normaliser_weights(
+        gradient_accumulation_steps=gradient_accumulation_steps,
+        max_completion_length=max_completion_length)
+    figure.clear()
+    left, right = figure.subplots(1, 2)
+    lengths = data["lengths"]
+    for i, name in enumerate(NORM_TYPES):
+        weights = data[name]
+        left.plot(lengths, weights, f"C{i}o-", label=name)
+        right.plot(lengths, [w * n for w, n in zip(weights, lengths)],
+                   f"C{i}o-", label=name)
+    left.set(xlabel=label("norm_xlabel"), ylabel=label("norm_weight_ylabel"),
+             title=label("norm_weight_title",
+                         GA=gradient_accumulation_steps), yscale="log")
+    right.set(xlabel=label("norm_xlabel"), ylabel=label("norm_total_ylabel"),
+              title=label("norm_total_title", tokens=data["tokens"]))
+    left.legend(fontsize="small")
+    figure.tight_layout()
+    return figure
+
+
 # ------------------------------------------------------------ the widgets
 
 def _png(figure):
@@ -471,3 +548,14 @@ def explore_clip():
                            step=0.05),
         "advantage": widgets.ToggleButtons(options=["A > 0", "A < 0"],
                                            value="A > 0")})
+
+
+def explore_normalisers():
+    """07: GA and max_completion_length -> each loss type's weights."""
+    return _show(draw_normaliser_weights, {
+        "gradient_accumulation_steps": _slider(
+            "SelectionSlider", "GA", options=(1, 2, 4, 8), value=2),
+        "max_completion_length": _slider("IntSlider",
+                                         "max_completion_length", value=32,
+                                         min=28, max=64, step=4),
+    }, size=(11, 4))

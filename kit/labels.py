@@ -94,6 +94,13 @@ PLOTS = {"en": {
     "bench_verdict": "Generation per step at k={k} is {ratio:.2f} of "
                      "k={k0}'s, against an ideal 1/k of {ideal:.3f} "
                      "({calls} generate() calls instead of {base_calls}).",
+    # 07: the normalisers
+    "norm_xlabel": "completion length (tokens)",
+    "norm_weight_ylabel": "weight of one of its tokens",
+    "norm_weight_title": "each token's weight in the step, GA = {GA}",
+    "norm_total_ylabel": "the completion's total weight",
+    "norm_total_title": "each completion's weight in the step "
+                        "(dapo divides by {tokens} tokens)",
 }, "ja": {
     "loss": "損失",
     "optimizer_step": "学習ステップ",
@@ -165,6 +172,12 @@ PLOTS = {"en": {
                      "{ratio:.2f} 倍です (理想の 1/k は {ideal:.3f}; "
                      "generate() の呼び出しは {base_calls} 回から "
                      "{calls} 回へ)。",
+    "norm_xlabel": "補完の長さ (トークン)",
+    "norm_weight_ylabel": "そのトークン 1 つの重み",
+    "norm_weight_title": "ステップ内の各トークンの重み, GA = {GA}",
+    "norm_total_ylabel": "補完全体の重み",
+    "norm_total_title": "ステップ内の各補完の重み "
+                        "(dapo は {tokens} トークンで割る)",
 }}
 
 # What kit.course prints in a notebook.

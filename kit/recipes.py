@@ -257,6 +257,24 @@ def grpo_trainer(preset=None, output_dir="runs/grpo", seed=0, max_steps=None,
         callbacks=callbacks)
 
 
+def loss_type_comparison(loss_type, preset=None, output_dir=None, seed=0,
+                         max_steps=80, **args):
+    """Notebook 07: one arm of "grpo" against "dapo" on one budget.
+
+    The course GRPO recipe with only `loss_type` changed: same seed, data,
+    steps and learning rate, so the arms differ in the normaliser alone.
+    max_completion_length=8 (the recipe's 4 fits any answer) leaves room
+    for completions to grow past the answer, where a length bias shows in
+    `completions/mean_length`. No held-out evaluation: the minute goes to
+    training steps.
+    """
+    return grpo_trainer(preset, output_dir=output_dir or
+                        f"runs/07_{loss_type}", seed=seed,
+                        max_steps=max_steps, loss_type=loss_type,
+                        max_completion_length=8, eval_strategy="no",
+                        eval_on_start=False, logging_steps=5, **args)
+
+
 # ------------------------------------------------- moved to kit.runs
 
 _RUNS = ("RECIPES", "Recipe", "SHIP_DTYPE", "build_starting_policy", "run",

@@ -130,10 +130,34 @@ def test_clip_surrogate_by_hand():
         explore.clip_surrogate(0.0)
 
 
+# --------------------------------------------------- 07: the normalisers
+
+def test_normaliser_weights_by_hand():
+    lengths = (2, 4, 6, 8)
+    data = explore.normaliser_weights(lengths, 2, max_completion_length=10)
+    assert data["tokens"] == 20
+    # grpo: 1 / (own length · N in the micro-batch · GA)
+    assert data["grpo"] == pytest.approx(
+        [1 / (2 * 2 * 2), 1 / (4 * 2 * 2), 1 / (6 * 2 * 2), 1 / (8 * 2 * 2)])
+    # bnpo: 1 / (the micro-batch's tokens · GA): 6 tokens, then 14
+    assert data["bnpo"] == pytest.approx([1 / 12, 1 / 12, 1 / 28, 1 / 28])
+    # dr_grpo: 1 / (N · max_completion_length · GA), the same everywhere
+    assert data["dr_grpo"] == pytest.approx([1 / 40] * 4)
+    # dapo: 1 / the step's tokens, the same everywhere, whatever GA
+    assert data["dapo"] == pytest.approx([1 / 20] * 4)
+    assert explore.normaliser_weights(lengths, 4, 10)["dapo"] == \
+        data["dapo"]
+    with pytest.raises(ValueError, match="gradient_accumulation_steps=3"):
+        explore.normaliser_weights(lengths, 3)
+    with pytest.raises(ValueError, match="max_completion_length=6"):
+        explore.normaliser_weights(lengths, 1, 6)
+
+
 # ------------------------------------------------------------ the widgets
 
 EXPLORERS = [explore.explore_ga_split, explore.explore_dpo,
-             explore.explore_sampler, explore.explore_clip]
+             explore.explore_sampler, explore.explore_clip,
+             explore.explore_normalisers]
 
 
 @pytest.mark.parametrize("make", EXPLORERS, ids=lambda f: f.__name__)

@@ -843,6 +843,95 @@ MESSAGES = {"en": {
     "grpo_loss.judge.passed":
         "loss and gradient {verdict}, for several epsilon, with and without "
         "KL",
+
+    # dapo_loss and dr_grpo_loss (notebook 07)
+    "loss_types.judge.passed":
+        "loss and gradient {verdict}, for uneven lengths, two batch sizes, "
+        "several epsilon, with and without KL",
+    "dapo_loss.hint.1":
+        "The same per-token loss as grpo_loss; only the division changes: "
+        "sum the masked token losses over the whole micro-batch, then "
+        "divide by num_items_in_batch, the count you are given — not by "
+        "this micro-batch's tokens, not per completion.",
+    "dapo_loss.hint.2":
+        "Mask before you sum: (per_token * completion_mask.float()).sum(); "
+        "the padding after <eos> has losses too.",
+    "dapo_loss.hint.3":
+        "Add beta * per_token_kl(...) only when beta > 0 (the reference is "
+        "None otherwise), and keep the loss differentiable: no .detach().",
+    "dapo_loss.per_micro_batch.title": "normalised per micro-batch (bnpo)",
+    "dapo_loss.per_micro_batch.why":
+        "you divided by this micro-batch's active tokens: that is \"bnpo\"; "
+        "a micro-batch with few tokens then weighs as much as one with many",
+    "dapo_loss.per_micro_batch.hint":
+        "divide by num_items_in_batch, the step's count",
+    "dapo_loss.per_sequence_mean.title": "per-sequence mean (grpo)",
+    "dapo_loss.per_sequence_mean.why":
+        "each completion's tokens were averaged first: that is \"grpo\", "
+        "where a short completion's tokens weigh more",
+    "dapo_loss.per_sequence_mean.hint":
+        "one sum over every masked token, then / num_items_in_batch",
+    "dapo_loss.tokens_before_masking.title": "tokens counted before masking",
+    "dapo_loss.tokens_before_masking.why":
+        "the sum includes the padding after <eos>: those losses are not "
+        "zero, and they are not the policy's completion",
+    "dapo_loss.tokens_before_masking.hint":
+        "(per_token * completion_mask.float()).sum()",
+    "dapo_loss.kl_when_beta_0.title": "KL added when beta = 0",
+    "dapo_loss.kl_when_beta_0.why":
+        "with beta = 0 there is no reference: ref_per_token_logps is None",
+    "dapo_loss.kl_when_beta_0.hint": "add the KL only inside `if beta > 0:`",
+    "dapo_loss.detached_loss.title": "detached loss",
+    "dapo_loss.detached_loss.why":
+        "the loss carries no gradient to per_token_logps: training would "
+        "learn nothing",
+    "dapo_loss.detached_loss.hint":
+        "no .detach(), .item() or torch.no_grad() on the policy's log-probs",
+    "dr_grpo_loss.hint.1":
+        "The same per-token loss as grpo_loss; sum the masked token losses "
+        "over the micro-batch and divide by a constant: B x "
+        "max_completion_length.",
+    "dr_grpo_loss.hint.2":
+        "max_completion_length is the argument (the config's), not the "
+        "longest completion and not the mask's width: a constant has no "
+        "length bias.",
+    "dr_grpo_loss.hint.3":
+        "Add beta * per_token_kl(...) only when beta > 0 (the reference is "
+        "None otherwise), and keep the loss differentiable: no .detach().",
+    "dr_grpo_loss.longest_in_data.title": "max length taken from the data",
+    "dr_grpo_loss.longest_in_data.why":
+        "you divided by the longest completion in the batch: it changes "
+        "with the batch, so the length bias comes back",
+    "dr_grpo_loss.longest_in_data.hint":
+        "per_token.shape[0] * max_completion_length (the argument)",
+    "dr_grpo_loss.mask_width.title": "max length taken from the mask's width",
+    "dr_grpo_loss.mask_width.why":
+        "completion_mask.shape[1] is the padded batch's width, which "
+        "depends on the batch; the config's max_completion_length does not",
+    "dr_grpo_loss.mask_width.hint":
+        "per_token.shape[0] * max_completion_length (the argument)",
+    "dr_grpo_loss.per_micro_batch.title": "normalised per micro-batch (bnpo)",
+    "dr_grpo_loss.per_micro_batch.why":
+        "you divided by the active tokens: that is \"bnpo\", not a constant",
+    "dr_grpo_loss.per_micro_batch.hint":
+        "divide by B x max_completion_length",
+    "dr_grpo_loss.per_sequence_mean.title": "per-sequence mean (grpo)",
+    "dr_grpo_loss.per_sequence_mean.why":
+        "each completion's tokens were averaged first: that is \"grpo\", "
+        "where a short completion's tokens weigh more",
+    "dr_grpo_loss.per_sequence_mean.hint":
+        "one sum over every masked token, then / (B x max length)",
+    "dr_grpo_loss.kl_when_beta_0.title": "KL added when beta = 0",
+    "dr_grpo_loss.kl_when_beta_0.why":
+        "with beta = 0 there is no reference: ref_per_token_logps is None",
+    "dr_grpo_loss.kl_when_beta_0.hint":
+        "add the KL only inside `if beta > 0:`",
+    "dr_grpo_loss.detached_loss.title": "detached loss",
+    "dr_grpo_loss.detached_loss.why":
+        "the loss carries no gradient to per_token_logps: training would "
+        "learn nothing",
+    "dr_grpo_loss.detached_loss.hint":
+        "no .detach(), .item() or torch.no_grad() on the policy's log-probs",
 }, "ja": {}}  # filled in by the Japanese edition; English where missing
 
 # The Japanese half, in the English half's order. Terms as README.ja.md's
