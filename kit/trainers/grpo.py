@@ -247,3 +247,13 @@ class GRPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
     def load_checkpoint_state(self, state):
         self._step, self._buffer = state["step"], state["buffer"]
         self._generation = state["generation"]
+
+
+class GRPOTrainerWithoutBuffer(GRPOTrainer):
+    """GRPOTrainer whose checkpoints leave out its own state (`_step`,
+    `_buffer`, `_generation`): notebook 08's learner saves them in
+    `_save_checkpoint` and takes them back in `_load_from_checkpoint`."""
+
+    # No state_file: CheckpointMixin then writes and checks only the
+    # Trainer's files and kit_checkpoint.json. Nothing else changes.
+    state_file = None
