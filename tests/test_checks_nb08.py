@@ -150,7 +150,7 @@ def test_the_stub_is_not_attempted():
 def test_the_base_saves_no_buffer_and_the_kit_trainer_does(tmp_path):
     _, _, files = nb08_private._uninterrupted()
     assert not any(name.startswith("grpo_state") for name in files)
-    trainer = nb08_private._trainer(GRPOTrainer, str(tmp_path), max_steps=1)
+    trainer = nb08_private.toy_trainer(GRPOTrainer, str(tmp_path), max_steps=1)
     trainer.train()
     assert "grpo_state_0.pt" in os.listdir(tmp_path / "checkpoint-1")
 

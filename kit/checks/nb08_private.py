@@ -116,7 +116,7 @@ FUTURE = "future_argument"  # a keyword no transformers passes (yet)
 
 
 @paused()
-def _trainer(trainer_class, folder, **options):
+def toy_trainer(trainer_class, folder, **options):
     model, tokenizer = load_policy(preset="cpu")
     settings = dict(report_to="none", use_cpu=True, seed=0,
                     per_device_train_batch_size=4, num_generations=4,
@@ -184,7 +184,7 @@ class _AtTrainBegin(TrainerCallback):
                      "buffer": trainer._buffer, "step": trainer._step}
 
 
-class _StopAfterSave(TrainerCallback):
+class StopAfterSave(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if state.global_step >= SAVE_AT:
             control.should_training_stop = True
@@ -213,7 +213,7 @@ def _uninterrupted():
     """The run without a stop: its losses, final weights and the files the
     Trainer itself puts in a checkpoint (no buffer of anyone's)."""
     with torch.random.fork_rng(devices=[]):
-        trainer = _trainer(GRPOTrainerWithoutBuffer, tempfile.mkdtemp())
+        trainer = toy_trainer(GRPOTrainerWithoutBuffer, tempfile.mkdtemp())
         with paused():
             trainer.train()
     folder = os.path.join(trainer.args.output_dir, f"checkpoint-{SAVE_AT}")
@@ -236,8 +236,8 @@ def _outcome(function):
 def _resume_facts(candidate):
     losses, weights, trainer_files = _uninterrupted()
     folder = tempfile.mkdtemp()
-    first = _trainer(candidate, folder)
-    first.add_callback(_StopAfterSave())
+    first = toy_trainer(candidate, folder)
+    first.add_callback(StopAfterSave())
     with _newer_trainer(first):
         saving = _outcome(first.train)
     yield "saving, as a newer Trainer calls it", saving, saving != "ok" and (
@@ -250,7 +250,7 @@ def _resume_facts(candidate):
         MESSAGES, "buffer_checkpoint.problem.not saved")
     saved = {"weights": _weights(first.model), "buffer": first._buffer,
              "step": first._step}
-    second = _trainer(candidate, folder)
+    second = toy_trainer(candidate, folder)
     loaded = _AtTrainBegin(second)
     second.add_callback(loaded)
     with _newer_trainer(second):
