@@ -37,9 +37,11 @@ RECORDED_WITH = "5.24.0"  # the transformers the signatures below come from
 # order, kinds and defaults are what an override depends on.
 RECORD = {
     "_save_checkpoint": ("(self, model, trial)",
-                         ("kit/trainers/checkpoint.py",)),
+                         ("kit/trainers/checkpoint.py",
+                          "kit/checks/nb08_private.py")),
     "_load_from_checkpoint": ("(self, resume_from_checkpoint, model=None)",
-                              ("kit/trainers/checkpoint.py",)),
+                              ("kit/trainers/checkpoint.py",
+                               "kit/checks/nb08_private.py")),
     "_prepare_inputs": ("(self, inputs)",
                         ("kit/trainers/grpo.py", "kit/checks/nb04_grpo_buffer.py")),
     "_get_train_sampler": ("(self, train_dataset=None)",

@@ -95,9 +95,12 @@ def test_each_override_takes_every_argument_trainer_passes():
     def positional(parameters):
         return [p for p in parameters.values()
                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    from kit.checks import EXERCISES
+    # a catalogued mistake is wrong on purpose (08's NoKwargs)
+    wrong = {m.code for e in EXERCISES.values() for m in e.mistakes}
     for cls in kit_trainer_classes():
         for owner in cls.__mro__:
-            if not owner.__module__.startswith("kit."):
+            if not owner.__module__.startswith("kit.") or owner in wrong:
                 continue
             for name in private_methods.overrides([owner]):
                 if name not in vars(owner):

@@ -932,6 +932,109 @@ MESSAGES = {"en": {
         "learn nothing",
     "dr_grpo_loss.detached_loss.hint":
         "no .detach(), .item() or torch.no_grad() on the policy's log-probs",
+    # buffer_checkpoint (notebook 08)
+    "buffer_checkpoint.stub":
+        "replace each `raise NotImplementedError` with your code (and give "
+        "each method the signature it needs)",
+    "buffer_checkpoint.hint.1":
+        "Take what you do not use: def _save_checkpoint(self, model, trial, "
+        "**kwargs), and pass **kwargs on to super(). The same for "
+        "_load_from_checkpoint(self, resume_from_checkpoint, model=None, "
+        "**kwargs).",
+    "buffer_checkpoint.hint.2":
+        "Saving: call super()._save_checkpoint(...) first (it makes the "
+        "checkpoint-N folder), then torch.save({'step': self._step, "
+        "'buffer': self._buffer, 'generation': self._generation}, path) in "
+        "that folder, in a file named for self.accelerator.process_index: "
+        "every process holds its own slices.",
+    "buffer_checkpoint.hint.3":
+        "Loading: call super()._load_from_checkpoint(...) (it loads the "
+        "weights), then torch.load(path, weights_only=True) and set "
+        "self._step, self._buffer and self._generation back, all three.",
+    "buffer_checkpoint.no_kwargs.title": "no **kwargs",
+    "buffer_checkpoint.no_kwargs.why":
+        "a Trainer that passes one argument more (as 4.46 passed metrics, "
+        "which 4.47 dropped) stops your run with a TypeError at its first "
+        "save",
+    "buffer_checkpoint.no_kwargs.hint":
+        "def _save_checkpoint(self, model, trial, **kwargs), and "
+        "super()._save_checkpoint(model, trial, **kwargs)",
+    "buffer_checkpoint.saved_before_super.title": "saved before super()",
+    "buffer_checkpoint.saved_before_super.why":
+        "the checkpoint-N folder does not exist until the Trainer's "
+        "_save_checkpoint makes it, so torch.save has nowhere to write",
+    "buffer_checkpoint.saved_before_super.hint":
+        "call super()._save_checkpoint(model, trial, **kwargs) first, then "
+        "save the buffer into the folder it made",
+    "buffer_checkpoint.buffer_not_saved.title": "buffer not saved",
+    "buffer_checkpoint.buffer_not_saved.why":
+        "the checkpoint holds only the Trainer's files: a resume mid-buffer "
+        "generates anew, with other completions, and the run ends elsewhere",
+    "buffer_checkpoint.buffer_not_saved.hint":
+        "after super(): torch.save({'step': ..., 'buffer': ..., "
+        "'generation': ...}, os.path.join(folder, name))",
+    "buffer_checkpoint.super_not_called.title": "super() not called",
+    "buffer_checkpoint.super_not_called.why":
+        "without the Trainer's _load_from_checkpoint the weights are never "
+        "loaded: the resumed run trains the starting policy again",
+    "buffer_checkpoint.super_not_called.hint":
+        "first super()._load_from_checkpoint(resume_from_checkpoint, model, "
+        "**kwargs), then your own file",
+    "buffer_checkpoint.not_restored.title": "saved but not restored",
+    "buffer_checkpoint.not_restored.why":
+        "the file is in the checkpoint but nothing reads it: the resumed run "
+        "starts with no buffer and generates anew",
+    "buffer_checkpoint.not_restored.hint":
+        "override _load_from_checkpoint too: torch.load the file and set "
+        "self._buffer (and the rest) back",
+    "buffer_checkpoint.step_not_restored.title": "step counter not restored",
+    "buffer_checkpoint.step_not_restored.why":
+        "the buffer is back but self._step is 0, so the next step "
+        "generates anew instead of serving the buffer's next slice",
+    "buffer_checkpoint.step_not_restored.hint":
+        "self._step = state['step'], beside self._buffer",
+    "buffer_checkpoint.same_file_everywhere.title":
+        "every process writes the same file",
+    "buffer_checkpoint.same_file_everywhere.why":
+        "each process holds its own slices, and with one file name the last "
+        "to save wins: on 2 processes one buffer is lost",
+    "buffer_checkpoint.same_file_everywhere.hint":
+        "name the file for the process: "
+        "f'buffer_{self.accelerator.process_index}.pt'",
+    "buffer_checkpoint.problem.kwargs":
+        "saving raised a TypeError when the Trainer passed one keyword more "
+        "({name}=None): take **kwargs and pass them on to super()",
+    "buffer_checkpoint.problem.saving":
+        "saving a checkpoint raised {error}: call super() first, then save "
+        "into the checkpoint-N folder it made",
+    "buffer_checkpoint.problem.not saved":
+        "your _save_checkpoint added no file to the checkpoint: save the "
+        "buffer and the step counter there",
+    "buffer_checkpoint.problem.resuming":
+        "resuming from the checkpoint raised {error}",
+    "buffer_checkpoint.problem.weights":
+        "after loading, the weights are not those saved: call "
+        "super()._load_from_checkpoint(...)",
+    "buffer_checkpoint.problem.buffer":
+        "after loading, self._buffer is not the one saved: read your file "
+        "back in _load_from_checkpoint",
+    "buffer_checkpoint.problem.step":
+        "after loading, self._step is {step}, it was {saved} when saved: set "
+        "it back too",
+    "buffer_checkpoint.problem.not exact":
+        "the resumed run does not end where the uninterrupted one does "
+        "(losses, generate() calls or weights differ): restore self._step, "
+        "self._buffer and self._generation",
+    "buffer_checkpoint.problem.overwritten":
+        "saving as process 0 wrote over the file process 1 had saved: name "
+        "the file for the process (self.accelerator.process_index)",
+    "buffer_checkpoint.problem.nothing":
+        "as process 1 of 2 your _save_checkpoint saved nothing of its own: "
+        "every process holds its own slices, so each saves its file",
+    "buffer_checkpoint.judge.passed":
+        "resumed mid-buffer, it ends bit-exactly where the uninterrupted "
+        "run does; a newer Trainer's extra keyword passes; each process "
+        "saves its own file",
 }, "ja": {}}  # filled in by the Japanese edition; English where missing
 
 # The Japanese half, in the English half's order. Terms as README.ja.md's

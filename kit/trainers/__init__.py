@@ -2,7 +2,8 @@
 
 from kit.trainers.dpo import DPOConfig, DPOTrainer
 from kit.trainers.grpo import GRPOConfig, GRPOTrainer
+from kit.trainers.grpo_without_buffer import GRPOTrainerWithoutBuffer
 from kit.trainers.sft import CausalLMTrainer
 
 __all__ = ["CausalLMTrainer", "DPOConfig", "DPOTrainer", "GRPOConfig",
-           "GRPOTrainer"]
+           "GRPOTrainer", "GRPOTrainerWithoutBuffer"]

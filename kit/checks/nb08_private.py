@@ -1,0 +1,329 @@
+"""Checker for notebook 08's ★★★: a private override, the buffer checkpoint.
+
+The learner's `_save_checkpoint` / `_load_from_checkpoint` must carry
+GRPO's generation buffer across a checkpoint taken mid-buffer. The check
+runs what a learner would: a short run stopped after a save, resumed from
+it, compared with an uninterrupted run; every call made as a newer Trainer
+would make it (one keyword more); then one save as process 1 of 2.
+"""
+
+import functools
+import hashlib
+import os
+import tempfile
+from contextlib import contextmanager
+from unittest import mock
+
+import torch
+from accelerate import Accelerator
+from transformers import Trainer, TrainerCallback, TrainingArguments
+
+from kit import tasks
+from kit.checks.compare import Raised, attempt, same
+from kit.checks.core import Mistake, exercise, paused
+from kit.checks.messages import MESSAGES
+from kit.checks.nb04_grpo_dataloader import first_problem, judge_facts
+from kit.i18n import text
+from kit.models import load_policy
+from kit.trainers import GRPOConfig, GRPOTrainer, GRPOTrainerWithoutBuffer
+
+NOTEBOOK = "08_private_methods"
+
+
+class MyCheckpointedTrainer(GRPOTrainerWithoutBuffer):
+    def _save_checkpoint(self, model, trial, **kwargs):
+        super()._save_checkpoint(model, trial, **kwargs)  # makes the folder
+        folder = os.path.join(self._get_output_dir(trial),
+                              f"checkpoint-{self.state.global_step}")
+        torch.save({"step": self._step, "buffer": self._buffer,
+                    "generation": self._generation},
+                   os.path.join(folder, self.buffer_file()))
+
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
+        super()._load_from_checkpoint(resume_from_checkpoint, model,
+                                      **kwargs)
+        state = torch.load(
+            os.path.join(resume_from_checkpoint, self.buffer_file()),
+            map_location=self.args.device, weights_only=True)
+        self._step, self._buffer = state["step"], state["buffer"]
+        self._generation = state["generation"]
+
+    def buffer_file(self):
+        # one file per process: each process holds its own slices
+        return f"buffer_{self.accelerator.process_index}.pt"
+
+
+# The mistakes: the reference with one thing changed.
+
+class BufferNotSaved(MyCheckpointedTrainer):
+    def _save_checkpoint(self, model, trial, **kwargs):
+        super(MyCheckpointedTrainer, self)._save_checkpoint(
+            model, trial, **kwargs)  # and nothing of its own
+
+
+class NotRestored(MyCheckpointedTrainer):
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
+        super(MyCheckpointedTrainer, self)._load_from_checkpoint(
+            resume_from_checkpoint, model, **kwargs)  # the file stays unread
+
+
+class SuperNotCalled(MyCheckpointedTrainer):
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
+        # no super(): the weights are never loaded
+        state = torch.load(
+            os.path.join(resume_from_checkpoint, self.buffer_file()),
+            weights_only=True)
+        self._step, self._buffer = state["step"], state["buffer"]
+        self._generation = state["generation"]
+
+
+class SavedBeforeSuper(MyCheckpointedTrainer):
+    def _save_checkpoint(self, model, trial, **kwargs):
+        folder = os.path.join(self._get_output_dir(trial),
+                              f"checkpoint-{self.state.global_step}")
+        torch.save({"step": self._step, "buffer": self._buffer,
+                    "generation": self._generation},
+                   os.path.join(folder, self.buffer_file()))
+        super()._save_checkpoint(model, trial, **kwargs)  # too late
+
+
+class SameFileEverywhere(MyCheckpointedTrainer):
+    def buffer_file(self):
+        return "buffer.pt"  # process 1 writes over process 0's
+
+
+class NoKwargs(MyCheckpointedTrainer):
+    def _save_checkpoint(self, model, trial):
+        super()._save_checkpoint(model, trial)
+
+
+class StepNotRestored(MyCheckpointedTrainer):
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
+        step = self._step
+        super()._load_from_checkpoint(resume_from_checkpoint, model,
+                                      **kwargs)
+        self._step = step  # the buffer is back, its counter is not
+
+
+# ------------------------------------------------------------ observing
+
+K, STEPS, SAVE_AT = 2, 3, 1  # the save at step 1 falls mid-buffer
+FUTURE = "future_argument"  # a keyword no transformers passes (yet)
+
+
+@paused()
+def toy_trainer(trainer_class, folder, **options):
+    model, tokenizer = load_policy(preset="cpu")
+    settings = dict(report_to="none", use_cpu=True, seed=0,
+                    per_device_train_batch_size=4, num_generations=4,
+                    steps_per_generation=K, max_completion_length=4,
+                    max_steps=STEPS, save_steps=1, logging_steps=1,
+                    disable_tqdm=True)
+    args = GRPOConfig(folder, **{**settings, **options})
+    return trainer_class(model, [tasks.correctness_reward], args=args,
+                         train_dataset=tasks.prompt_dataset("train", n=16),
+                         processing_class=tokenizer)
+
+
+@contextmanager
+def _newer_trainer(trainer):
+    """Within: a Trainer whose private methods take one keyword more, and
+    call `trainer`'s overrides with it."""
+    saved = Trainer._save_checkpoint, Trainer._load_from_checkpoint
+
+    def save(self, model, trial, **kwargs):  # only FUTURE is new
+        return saved[0](self, model, trial, **_known(kwargs))
+
+    def load(self, resume_from_checkpoint, model=None, **kwargs):
+        return saved[1](self, resume_from_checkpoint, model,
+                        **_known(kwargs))
+    cls = type(trainer)
+    trainer._save_checkpoint = functools.partial(
+        cls._save_checkpoint, trainer, **{FUTURE: None})
+    trainer._load_from_checkpoint = functools.partial(
+        cls._load_from_checkpoint, trainer, **{FUTURE: None})
+    with mock.patch.object(Trainer, "_save_checkpoint", save), \
+            mock.patch.object(Trainer, "_load_from_checkpoint", load):
+        yield
+
+
+def _known(kwargs):
+    return {key: value for key, value in kwargs.items() if key != FUTURE}
+
+
+@contextmanager
+def _as_process(trainer, index, processes=2):
+    """Within: `trainer` believes it is process `index` of `processes`."""
+    world_zero = trainer.state.is_world_process_zero
+    trainer.state.is_world_process_zero = index == 0
+    try:
+        with mock.patch.object(Accelerator, "process_index",
+                               property(lambda self: index)), \
+                mock.patch.object(TrainingArguments, "process_index",
+                                  property(lambda self: index)), \
+                mock.patch.object(TrainingArguments, "world_size",
+                                  property(lambda self: processes)):
+            yield
+    finally:
+        trainer.state.is_world_process_zero = world_zero
+
+
+class _AtTrainBegin(TrainerCallback):
+    """Keeps what the trainer holds right after the checkpoint is loaded."""
+
+    def __init__(self, trainer):
+        self.trainer, self.seen = trainer, None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        trainer = self.trainer
+        self.seen = {"weights": _weights(trainer.model),
+                     "buffer": trainer._buffer, "step": trainer._step}
+
+
+class StopAfterSave(TrainerCallback):
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step >= SAVE_AT:
+            control.should_training_stop = True
+
+
+def _weights(model):
+    return {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def _losses(trainer):
+    """(step, loss, generate() calls) of each logged step after the save."""
+    return [(row["step"], row["loss"], row["generation/calls"])
+            for row in trainer.state.log_history
+            if "loss" in row and row["step"] > SAVE_AT]
+
+
+def _files(folder):
+    """{name: a hash of its bytes} of the files in `folder`."""
+    return {name: hashlib.sha1(open(os.path.join(folder, name),
+                                    "rb").read()).hexdigest()
+            for name in sorted(os.listdir(folder))}
+
+
+@functools.lru_cache(maxsize=None)
+def _uninterrupted():
+    """The run without a stop: its losses, final weights and the files the
+    Trainer itself puts in a checkpoint (no buffer of anyone's)."""
+    with torch.random.fork_rng(devices=[]):
+        trainer = toy_trainer(GRPOTrainerWithoutBuffer, tempfile.mkdtemp())
+        with paused():
+            trainer.train()
+    folder = os.path.join(trainer.args.output_dir, f"checkpoint-{SAVE_AT}")
+    return (_losses(trainer), _weights(trainer.model),
+            frozenset(os.listdir(folder)))
+
+
+def _outcome(function):
+    """'ok', or what the learner's code raised (its kind, and whether it
+    refused the newer Trainer's keyword)."""
+    result = attempt(function)
+    if not isinstance(result, Raised):
+        return "ok"
+    error = result.error
+    return (f"{type(error).__name__}: {FUTURE}"
+            if isinstance(error, TypeError) and FUTURE in str(error)
+            else type(error).__name__)
+
+
+def _resume_facts(candidate):
+    losses, weights, trainer_files = _uninterrupted()
+    folder = tempfile.mkdtemp()
+    first = toy_trainer(candidate, folder)
+    first.add_callback(StopAfterSave())
+    with _newer_trainer(first):
+        saving = _outcome(first.train)
+    yield "saving, as a newer Trainer calls it", saving, saving != "ok" and (
+        text(MESSAGES, "buffer_checkpoint.problem.kwargs", name=FUTURE)
+        if saving.endswith(FUTURE) else text(
+            MESSAGES, "buffer_checkpoint.problem.saving", error=saving))
+    checkpoint = os.path.join(folder, f"checkpoint-{SAVE_AT}")
+    added = len(set(os.listdir(checkpoint)) - trainer_files)
+    yield "files your save added", added, added == 0 and text(
+        MESSAGES, "buffer_checkpoint.problem.not saved")
+    saved = {"weights": _weights(first.model), "buffer": first._buffer,
+             "step": first._step}
+    second = toy_trainer(candidate, folder)
+    loaded = _AtTrainBegin(second)
+    second.add_callback(loaded)
+    with _newer_trainer(second):
+        resuming = _outcome(functools.partial(
+            second.train, resume_from_checkpoint=checkpoint))
+    if loaded.seen is None or resuming != "ok":
+        yield "resuming", resuming, text(
+            MESSAGES, "buffer_checkpoint.problem.resuming", error=resuming)
+    back = {part: same(loaded.seen[part], saved[part]) for part in saved}
+    yield "weights as saved", back["weights"], not back["weights"] and text(
+        MESSAGES, "buffer_checkpoint.problem.weights")
+    yield "buffer as saved", back["buffer"], not back["buffer"] and text(
+        MESSAGES, "buffer_checkpoint.problem.buffer")
+    step = loaded.seen["step"]
+    yield "self._step after loading", step, not back["step"] and text(
+        MESSAGES, "buffer_checkpoint.problem.step", step=step,
+        saved=saved["step"])
+    exact = (_losses(second) == losses and all(
+        torch.equal(value, weights[key])
+        for key, value in second.model.state_dict().items()))
+    yield "resumed run = uninterrupted run", exact, not exact and text(
+        MESSAGES, "buffer_checkpoint.problem.not exact")
+    yield from _process_facts(second)
+
+
+def _process_facts(trainer):
+    """Save as process 1 of 2, then as process 0, into one new folder:
+    process 1 must write a file of its own, and process 0 must not write
+    over it."""
+    trainer.args.output_dir = tempfile.mkdtemp()
+    folder = os.path.join(trainer.args.output_dir,
+                          f"checkpoint-{trainer.state.global_step}")
+    written = {}
+    for index in (1, 0):
+        trainer._step = 100 + index  # each process has its own state
+        with _as_process(trainer, index), _newer_trainer(trainer):
+            outcome = _outcome(functools.partial(
+                trainer._save_checkpoint, trainer.model, None))
+        if outcome != "ok":
+            yield "saving as another process", outcome, text(
+                MESSAGES, "buffer_checkpoint.problem.saving", error=outcome)
+        written[index] = _files(folder) if os.path.isdir(folder) else {}
+    # the Trainer's own file for process 1: its RNG state
+    own = {name for name in written[1] if name != "rng_state_1.pth"}
+    overwritten = sorted(name for name in own
+                         if written[0].get(name) != written[1][name])
+    verdict = ("overwritten" if overwritten else
+               "own file" if own else "nothing")
+    problem = {"overwritten": "buffer_checkpoint.problem.overwritten",
+               "nothing": "buffer_checkpoint.problem.nothing"}
+    yield "process 1's buffer file", verdict, verdict in problem and text(
+        MESSAGES, problem[verdict])
+
+
+@exercise("buffer_checkpoint", stars=3, notebook=NOTEBOOK,
+          answer=GRPOTrainer, solution=MyCheckpointedTrainer,
+          method="_save_checkpoint",
+          judge=lambda candidate, seen, expected: _judge(seen),
+          mistakes=[
+              Mistake("no_kwargs", NoKwargs, rung=1),
+              Mistake("saved_before_super", SavedBeforeSuper, rung=2),
+              Mistake("buffer_not_saved", BufferNotSaved, rung=2),
+              Mistake("super_not_called", SuperNotCalled, rung=3),
+              Mistake("not_restored", NotRestored, rung=3),
+              Mistake("step_not_restored", StepNotRestored, rung=3),
+              Mistake("same_file_everywhere", SameFileEverywhere, rung=2),
+          ])
+def observe_buffer_checkpoint(candidate):
+    # the Trainer seeds torch: leave the notebook's random state as it was
+    with torch.random.fork_rng(devices=[]):
+        return attempt(lambda: first_problem(_resume_facts(candidate)))
+
+
+def _judge(seen):
+    judge_facts(seen, "the checkpoint")
+    return text(MESSAGES, "buffer_checkpoint.judge.passed")
