@@ -48,7 +48,7 @@ RECORD = {
                            ("kit/trainers/grpo.py",)),
     "_set_signature_columns_if_needed": ("(self)",
                                          ("kit/trainers/dpo.py",
-                                          "kit/trainers/grpo.py")),
+                                          "kit/trainers/grpo_state.py")),
     "_get_grad_norm": ("(self, model, grad_norm=None)",
                        ("kit/trainers/nonfinite.py",)),
 }

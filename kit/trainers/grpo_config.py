@@ -83,5 +83,5 @@ def check_whole_groups(batch, G):
 def check_choice(name, value, choices):
     """Refuse a name that is not a key of `choices`, listing them."""
     if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"GRPOConfig.{name} must be one of "
-                         f"{', '.join(map(repr, choices))}, got {value!r}")
+        raise refusal("choice", name=name, value=value,
+                      choices=", ".join(map(repr, choices)))

@@ -90,6 +90,8 @@ MESSAGES = {"en": {
                          "completion {i} ({completion!r}): rewards must be "
                          "finite float32 numbers; clip them (e.g. "
                          "max(math.log(p), -10.0) instead of math.log(p))",
+    "choice":
+        "GRPOConfig.{name} must be one of {choices}, got {value!r}",
 }}
 
 # The Japanese half (terms as README.ja.md's glossary); a new refusal adds
@@ -170,6 +172,9 @@ MESSAGES["ja"] = {
         "報酬関数 {name} が補完 {i} ({completion!r}) に {shown} を返しました: "
         "報酬は有限の float32 の数でなければなりません。クリップしてください "
         "(例: math.log(p) ではなく max(math.log(p), -10.0))",
+    "choice":
+        "GRPOConfig.{name} は {choices} のいずれかでなければなりませんが、"
+        "{value!r} でした",
 }
 
 
