@@ -41,9 +41,10 @@ def test_every_key_of_the_table_is_one_the_checkers_ask_for():
 
 def test_missing_japanese_lists_every_key_with_no_japanese_text(
         monkeypatch):
-    assert missing_japanese() == []  # tests/test_i18n.py keeps it so
+    # tests/test_i18n.py says which keys may miss (notebooks 07, 08)
+    before = set(missing_japanese())
     monkeypatch.delitem(MESSAGES["ja"], "verdict.passed")
-    assert missing_japanese() == ["verdict.passed"]
+    assert set(missing_japanese()) - before == {"verdict.passed"}
 
 
 def test_a_verdict_speaks_the_language_of_the_table(monkeypatch, capsys):

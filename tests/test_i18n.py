@@ -26,10 +26,30 @@ def fields(entry):
     return {f for _, f, _, _ in string.Formatter().parse(entry) if f}
 
 
+# Notebooks whose checker texts are not translated yet (issue 22 is open
+# for them): their keys are the only ones allowed to miss, and the list
+# must shrink, not grow -- a notebook here that is translated fails too.
+UNTRANSLATED = ("07_loss_types", "08_private_methods")
+
+
+def untranslated_keys():
+    ids = tuple(f"{exercise.id}." for exercise in EXERCISES.values()
+                if exercise.notebook in UNTRANSLATED)
+    return {key for key in i18n.missing(MESSAGES) if key.startswith(ids)}
+
+
+def test_only_the_listed_notebooks_miss_japanese():
+    gaps = untranslated_keys()
+    notebooks = {exercise.notebook for exercise in EXERCISES.values()
+                 if any(key.startswith(f"{exercise.id}.") for key in gaps)}
+    assert notebooks == set(UNTRANSLATED)
+
+
 @pytest.mark.parametrize("name", sorted(TABLES))
 def test_every_table_has_all_its_japanese(name):
     table = TABLES[name]
-    assert i18n.missing(table) == []
+    allowed = untranslated_keys() if table is MESSAGES else set()
+    assert sorted(set(i18n.missing(table)) - allowed) == []
     assert set(table["ja"]) <= set(table["en"])  # no key English lost
 
 
@@ -49,7 +69,7 @@ def test_every_exercise_and_mistake_has_its_japanese_words():
         keys |= {f"{exercise.id}.{mistake.id}.{part}"
                  for mistake in exercise.mistakes
                  for part in ("title", "why", "hint")}
-    assert sorted(keys - set(MESSAGES["ja"])) == []
+    assert sorted(keys - set(MESSAGES["ja"]) - untranslated_keys()) == []
 
 
 def test_the_verdict_words_match_the_reports_status_words():

@@ -1046,6 +1046,9 @@ MESSAGES = {"en": {
 # {fields} and the same `code` names; tests/test_i18n.py fails until every
 # English key has its Japanese one (kit.i18n.missing(MESSAGES) lists them).
 MESSAGES["ja"].update({
+    "loss_types.judge.passed":
+        "損失と勾配が{verdict}: 長さの不揃いな補完、2 つのバッチサイズ、"
+        "いくつかの epsilon、KL のあり・なしで",
     "verdict.passed": "✅ 合格",
     "verdict.failed": "❌ 不合格",
     "verdict.not attempted": "⏸  未着手",
