@@ -1872,4 +1872,210 @@ MESSAGES["ja"].update({
         "(切り離さないでください)",
     "grpo_loss.judge.passed":
         "損失と勾配が、いくつかの epsilon で、KL ありとなしで {verdict}",
+    "buffer_checkpoint.buffer_not_saved.hint":
+        "super() のあと: torch.save("
+        "{'step': ..., 'buffer': ..., 'generation': ...}, "
+        "os.path.join(folder, name))",
+    "buffer_checkpoint.buffer_not_saved.title": "バッファが保存されていない",
+    "buffer_checkpoint.buffer_not_saved.why":
+        "チェックポイントには Trainer のファイルしかありません: "
+        "バッファの途中から再開すると新たに生成し、別の補完になって、"
+        "実行は別のところで終わります",
+    "buffer_checkpoint.hint.1":
+        "使わないものも受け取ります: def _save_checkpoint(self, model, "
+        "trial, **kwargs) とし、**kwargs を super() に渡します。"
+        "_load_from_checkpoint(self, resume_from_checkpoint, model=None, "
+        "**kwargs) も同じです。",
+    "buffer_checkpoint.hint.2":
+        "保存: まず super()._save_checkpoint(...) を呼び (checkpoint-N "
+        "フォルダを作ります)、それからそのフォルダに torch.save("
+        "{"
+        "'step': self._step, 'buffer': self._buffer, 'generation': "
+        "self._generation}, path) します。ファイル名は "
+        "self.accelerator.process_index にちなんで付けます: "
+        "各プロセスが自分のスライスを持っています。",
+    "buffer_checkpoint.hint.3":
+        "読み込み: super()._load_from_checkpoint(...) を呼び "
+        "(重みを読み込みます)、それから torch.load(path, weights_only=True) "
+        "で self._step、self._buffer、self._generation の 3 "
+        "つすべてを元に戻します。",
+    "buffer_checkpoint.judge.passed":
+        "バッファの途中から再開して、中断しなかった実行とビット単位で同じとこ"
+        "ろで終わります。新しい Trainer の余分なキーワード引数も通り、"
+        "各プロセスが自分のファイルを保存します",
+    "buffer_checkpoint.no_kwargs.hint":
+        "def _save_checkpoint(self, model, trial, **kwargs) とし、"
+        "super()._save_checkpoint(model, trial, **kwargs)",
+    "buffer_checkpoint.no_kwargs.title": "**kwargs がない",
+    "buffer_checkpoint.no_kwargs.why":
+        "引数を 1 つ多く渡す Trainer (4.46 は metrics を渡し、4.47 "
+        "でなくなりました) では、最初の保存で TypeError "
+        "になり実行が止まります",
+    "buffer_checkpoint.not_restored.hint":
+        "_load_from_checkpoint もオーバーライドしてください: ファイルを "
+        "torch.load し、self._buffer (と残り) を元に戻します",
+    "buffer_checkpoint.not_restored.title": "保存したが復元していない",
+    "buffer_checkpoint.not_restored.why":
+        "ファイルはチェックポイントにありますが、誰も読みません: "
+        "再開した実行はバッファなしで始まり、新たに生成します",
+    "buffer_checkpoint.problem.buffer":
+        "読み込み後の self._buffer が保存したものではありません: "
+        "_load_from_checkpoint で自分のファイルを読み戻してください",
+    "buffer_checkpoint.problem.kwargs":
+        "Trainer がキーワード引数を 1 つ多く渡すと ({name}=None) 保存で "
+        "TypeError が送出されました: **kwargs を受け取り、super() "
+        "に渡してください",
+    "buffer_checkpoint.problem.not exact":
+        "再開した実行が中断しなかった実行と同じところで終わりません (損失、"
+        "generate() の呼び出し、または重みが違います): self._step、"
+        "self._buffer、self._generation を元に戻してください",
+    "buffer_checkpoint.problem.not saved":
+        "あなたの _save_checkpoint "
+        "はチェックポイントにファイルを追加しませんでした: "
+        "バッファとステップカウンタをそこに保存してください",
+    "buffer_checkpoint.problem.nothing":
+        "2 つ中のプロセス 1 として、あなたの _save_checkpoint "
+        "は自分のものを何も保存しませんでした: "
+        "各プロセスが自分のスライスを持つので、"
+        "それぞれが自分のファイルを保存します",
+    "buffer_checkpoint.problem.overwritten":
+        "プロセス 0 としての保存が、プロセス 1 "
+        "が保存したファイルを上書きしました: "
+        "ファイル名をプロセスにちなんで付けてください (self.accelerator.proce"
+        "ss_index)",
+    "buffer_checkpoint.problem.resuming":
+        "チェックポイントからの再開で {error} が送出されました",
+    "buffer_checkpoint.problem.saving":
+        "チェックポイントの保存で {error} が送出されました: まず super() "
+        "を呼び、それが作った checkpoint-N フォルダに保存してください",
+    "buffer_checkpoint.problem.step":
+        "読み込み後の self._step は {step} ですが、保存時は {saved} でした: "
+        "これも元に戻してください",
+    "buffer_checkpoint.problem.weights":
+        "読み込み後の重みが保存したものではありません: "
+        "super()._load_from_checkpoint(...) を呼んでください",
+    "buffer_checkpoint.same_file_everywhere.hint":
+        "ファイル名をプロセスにちなんで付けます: f'buffer_"
+        "{self.accelerator.process_index}.pt'",
+    "buffer_checkpoint.same_file_everywhere.title":
+        "全プロセスが同じファイルに書く",
+    "buffer_checkpoint.same_file_everywhere.why":
+        "各プロセスは自分のスライスを持ち、ファイル名が 1 "
+        "つだと最後に保存したものが勝ちます: 2 プロセスでは 1 "
+        "つのバッファが失われます",
+    "buffer_checkpoint.saved_before_super.hint":
+        "まず super()._save_checkpoint(model, trial, **kwargs) を呼び、"
+        "それが作ったフォルダにバッファを保存してください",
+    "buffer_checkpoint.saved_before_super.title": "super() の前に保存した",
+    "buffer_checkpoint.saved_before_super.why":
+        "checkpoint-N フォルダは Trainer の _save_checkpoint "
+        "が作るまで存在しないので、torch.save は書く場所がありません",
+    "buffer_checkpoint.step_not_restored.hint":
+        "self._buffer の隣で self._step = state['step']",
+    "buffer_checkpoint.step_not_restored.title":
+        "ステップカウンタが復元されていない",
+    "buffer_checkpoint.step_not_restored.why":
+        "バッファは戻りましたが self._step が 0 なので、"
+        "次のステップはバッファの次のスライスを使わずに新たに生成します",
+    "buffer_checkpoint.stub":
+        "各 `raise NotImplementedError` をあなたのコードに置き換えてください "
+        "(各メソッドには必要なシグネチャを付けてください)",
+    "buffer_checkpoint.super_not_called.hint":
+        "まず super()._load_from_checkpoint(resume_from_checkpoint, model, "
+        "**kwargs)、それから自分のファイル",
+    "buffer_checkpoint.super_not_called.title": "super() を呼んでいない",
+    "buffer_checkpoint.super_not_called.why":
+        "Trainer の _load_from_checkpoint がないと重みは読み込まれません: "
+        "再開した実行は最初の方策をもう一度学習します",
+    "dapo_loss.detached_loss.hint":
+        "方策の対数確率に .detach()、.item()、torch.no_grad() "
+        "を使わないでください",
+    "dapo_loss.detached_loss.title": "切り離された損失",
+    "dapo_loss.detached_loss.why":
+        "損失が per_token_logps への勾配を持っていません: "
+        "学習しても何も学びません",
+    "dapo_loss.hint.1":
+        "grpo_loss と同じトークンごとの損失で、割り算だけが変わります: "
+        "マスクしたトークンの損失をマイクロバッチ全体で合計し、与えられた数 "
+        "num_items_in_batch で割ります。このマイクロバッチのトークン数でも、"
+        "補完ごとでもありません。",
+    "dapo_loss.hint.2":
+        "合計する前にマスクします: (per_token * completion_mask.float()).sum("
+        ")。<eos> の後のパディングにも損失があります。",
+    "dapo_loss.hint.3":
+        "beta * per_token_kl(...) は beta > 0 のときだけ加え "
+        "(それ以外では参照モデルは None です)、損失は微分可能なままにします: "
+        ".detach() は使いません。",
+    "dapo_loss.kl_when_beta_0.hint":
+        "KL は `if beta > 0:` の中でだけ加えてください",
+    "dapo_loss.kl_when_beta_0.title": "beta = 0 で KL を加えた",
+    "dapo_loss.kl_when_beta_0.why":
+        "beta = 0 では参照モデルがありません: ref_per_token_logps は None "
+        "です",
+    "dapo_loss.per_micro_batch.hint":
+        "ステップの数である num_items_in_batch で割ってください",
+    "dapo_loss.per_micro_batch.title": "マイクロバッチごとに正規化 (bnpo)",
+    "dapo_loss.per_micro_batch.why":
+        "このマイクロバッチの有効なトークン数で割りました: それは \"bnpo\" "
+        "で、トークンの少ないマイクロバッチが多いものと同じ重みになります",
+    "dapo_loss.per_sequence_mean.hint":
+        "マスクした全トークンで 1 回合計し、それから / num_items_in_batch",
+    "dapo_loss.per_sequence_mean.title": "系列ごとの平均 (grpo)",
+    "dapo_loss.per_sequence_mean.why":
+        "各補完のトークンを先に平均しました: それは \"grpo\" で、"
+        "短い補完のトークンが重くなります",
+    "dapo_loss.tokens_before_masking.hint":
+        "(per_token * completion_mask.float()).sum()",
+    "dapo_loss.tokens_before_masking.title": "マスクの前にトークンを数えた",
+    "dapo_loss.tokens_before_masking.why":
+        "合計に <eos> の後のパディングが入っています: その損失は 0 ではなく、"
+        "方策の補完でもありません",
+    "dr_grpo_loss.detached_loss.hint":
+        "方策の対数確率に .detach()、.item()、torch.no_grad() "
+        "を使わないでください",
+    "dr_grpo_loss.detached_loss.title": "切り離された損失",
+    "dr_grpo_loss.detached_loss.why":
+        "損失が per_token_logps への勾配を持っていません: "
+        "学習しても何も学びません",
+    "dr_grpo_loss.hint.1":
+        "grpo_loss と同じトークンごとの損失です。"
+        "マスクしたトークンの損失をマイクロバッチで合計し、定数 B x "
+        "max_completion_length で割ります。",
+    "dr_grpo_loss.hint.2":
+        "max_completion_length は引数 (config の値) で、"
+        "最長の補完でもマスクの幅でもありません: "
+        "定数なら長さのバイアスがありません。",
+    "dr_grpo_loss.hint.3":
+        "beta * per_token_kl(...) は beta > 0 のときだけ加え "
+        "(それ以外では参照モデルは None です)、損失は微分可能なままにします: "
+        ".detach() は使いません。",
+    "dr_grpo_loss.kl_when_beta_0.hint":
+        "KL は `if beta > 0:` の中でだけ加えてください",
+    "dr_grpo_loss.kl_when_beta_0.title": "beta = 0 で KL を加えた",
+    "dr_grpo_loss.kl_when_beta_0.why":
+        "beta = 0 では参照モデルがありません: ref_per_token_logps は None "
+        "です",
+    "dr_grpo_loss.longest_in_data.hint":
+        "per_token.shape[0] * max_completion_length (引数)",
+    "dr_grpo_loss.longest_in_data.title": "最大長をデータから取った",
+    "dr_grpo_loss.longest_in_data.why":
+        "バッチ中で最長の補完で割りました: それはバッチごとに変わるので、"
+        "長さのバイアスが戻ってきます",
+    "dr_grpo_loss.mask_width.hint":
+        "per_token.shape[0] * max_completion_length (引数)",
+    "dr_grpo_loss.mask_width.title": "最大長をマスクの幅から取った",
+    "dr_grpo_loss.mask_width.why":
+        "completion_mask.shape[1] はパディングしたバッチの幅で、"
+        "バッチによります。config の max_completion_length はよりません",
+    "dr_grpo_loss.per_micro_batch.hint":
+        "B x max_completion_length で割ってください",
+    "dr_grpo_loss.per_micro_batch.title": "マイクロバッチごとに正規化 (bnpo)",
+    "dr_grpo_loss.per_micro_batch.why":
+        "有効なトークン数で割りました: それは \"bnpo\" で、定数ではありません",
+    "dr_grpo_loss.per_sequence_mean.hint":
+        "マスクした全トークンで 1 回合計し、それから / (B x 最大長)",
+    "dr_grpo_loss.per_sequence_mean.title": "系列ごとの平均 (grpo)",
+    "dr_grpo_loss.per_sequence_mean.why":
+        "各補完のトークンを先に平均しました: それは \"grpo\" で、"
+        "短い補完のトークンが重くなります",
 })
