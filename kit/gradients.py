@@ -22,7 +22,9 @@ def accumulated_gradient(trainer, micro_batches):
         iter(micro_batches), len(micro_batches), trainer.args.device)
     trainer.current_gradient_accumulation_steps = len(batches)
     for batch in batches:
-        trainer.training_step(model, dict(batch), num_items)
+        if isinstance(batch, dict):  # a copy: a trainer may pop its keys
+            batch = dict(batch)
+        trainer.training_step(model, batch, num_items)  # GRPO's: prompt rows
     grads = [p.grad.flatten() for p in model.parameters()
              if p.grad is not None]
     model.zero_grad()

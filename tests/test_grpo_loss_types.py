@@ -134,6 +134,7 @@ def test_each_loss_type_is_its_pure_function(tmp_path, loss_type):
     serve(trainer, fixed_batch(trainer))
     rows = [[{"prompt": ""}] * 4]
     (batch,), count = trainer.get_batch_samples(iter(rows), 1, "cpu")
+    batch = trainer._prepare_inputs(batch)  # "dapo"'s is prepared already
     loss = trainer.compute_loss(trainer.model, batch,
                                 num_items_in_batch=count)
     logps = trainer._completion_logps(trainer.model, batch)
@@ -185,3 +186,32 @@ def test_the_normaliser_comparison_shows_trls_rescaled_count():
     assert any(abs(s - 1) > 0.01 for *_, scales in rows for s in scales)
     even = normaliser_comparison(B=8, GA=2, k=2, out=lambda line: None)
     assert all(scales == [1.0] for *_, scales in even)  # k == GA: equal
+
+
+class RowsOnlyTrainer(GRPOTrainer):
+    """Notebook 04's learner buffer: it only knows prompt rows."""
+
+    def _prepare_inputs(self, generation_batch):
+        assert isinstance(generation_batch, list), type(generation_batch)
+        return super()._prepare_inputs(generation_batch)
+
+
+@pytest.mark.parametrize("loss_type", ["grpo", "bnpo", "dr_grpo"])
+def test_a_learners_prepare_inputs_gets_prompt_rows_unless_dapo(
+        tmp_path, loss_type):
+    # Only "dapo" needs the step's token count before the step runs; the
+    # other loss types leave _prepare_inputs to the training step, where
+    # notebook 04's exercise overrides it (CI failure, stop 24).
+    model, tokenizer = load_policy(preset="cpu")
+    trainer = RowsOnlyTrainer(
+        model, [tasks.correctness_reward],
+        args=GRPOConfig(str(tmp_path), report_to="none", use_cpu=True,
+                        disable_tqdm=True, per_device_train_batch_size=4,
+                        num_generations=G, max_completion_length=4,
+                        save_strategy="no", max_steps=2,
+                        gradient_accumulation_steps=2,
+                        steps_per_generation=2, loss_type=loss_type),
+        train_dataset=tasks.prompt_dataset("train", n=16),
+        processing_class=tokenizer)
+    trainer.train()
+    assert trainer.state.global_step == 2

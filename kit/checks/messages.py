@@ -932,6 +932,87 @@ MESSAGES = {"en": {
         "learn nothing",
     "dr_grpo_loss.detached_loss.hint":
         "no .detach(), .item() or torch.no_grad() on the policy's log-probs",
+    # get_batch_samples (notebook 07)
+    "get_batch_samples.hint.1":
+        "Prepare first: batches = [self._prepare_inputs(batch) for batch in "
+        "batches]. The parent gives prompt rows; only a prepared batch has "
+        "a completion_mask to count.",
+    "get_batch_samples.hint.2":
+        "Count active tokens: the sum of completion_mask over every batch of "
+        "the step, not the number of completions, not the mask's size.",
+    "get_batch_samples.hint.3":
+        "Count the step, not the generation: the batches you just prepared "
+        "are this step's; the buffer's k slices are a step only when "
+        "steps_per_generation == GA.",
+    "get_batch_samples.hint.4":
+        "Each process counts only its own batches: return "
+        "self.accelerator.gather(tokens).sum(), one number for all.",
+    "get_batch_samples.not_prepared.title": "batches not prepared",
+    "get_batch_samples.not_prepared.why":
+        "the parent's batches are prompt rows: nothing is generated yet, "
+        "so there are no completion tokens to count",
+    "get_batch_samples.not_prepared.hint":
+        "pass each batch through self._prepare_inputs first",
+    "get_batch_samples.first_micro_batch.title": "one micro-batch counted",
+    "get_batch_samples.first_micro_batch.why":
+        "you counted the first micro-batch's tokens only: with GA > 1 the "
+        "step's loss is divided by too few tokens",
+    "get_batch_samples.first_micro_batch.hint":
+        "sum the completion_mask of every batch of the step",
+    "get_batch_samples.completions_counted.title":
+        "completions counted, not tokens",
+    "get_batch_samples.completions_counted.why":
+        "len() counts completions: \"dapo\" divides by active tokens",
+    "get_batch_samples.completions_counted.hint":
+        "batch[\"completion_mask\"].sum(), not len(...)",
+    "get_batch_samples.tokens_before_masking.title":
+        "tokens counted before masking",
+    "get_batch_samples.tokens_before_masking.why":
+        "numel() counts the padding after <eos> too: the count is too big "
+        "and depends on the longest completion",
+    "get_batch_samples.tokens_before_masking.hint":
+        "sum the mask's ones: completion_mask.sum()",
+    "get_batch_samples.generation_count.title":
+        "the generation's count (TRL issue 5619)",
+    "get_batch_samples.generation_count.why":
+        "you counted the whole generation's tokens: that is the step's only "
+        "when steps_per_generation == GA",
+    "get_batch_samples.generation_count.hint":
+        "count the batches this step serves, not self._buffer",
+    "get_batch_samples.rescaled_generation_count.title":
+        "the generation's count rescaled (TRL 1.16)",
+    "get_batch_samples.rescaled_generation_count.why":
+        "generation tokens x GA / k is the step's count on average only: "
+        "exact when every slice has as many tokens as the others",
+    "get_batch_samples.rescaled_generation_count.hint":
+        "count the step's own batches instead of rescaling",
+    "get_batch_samples.not_gathered.title": "not gathered over processes",
+    "get_batch_samples.not_gathered.why":
+        "each process would divide by its own tokens: with 2 processes the "
+        "step's loss is no longer one token mean",
+    "get_batch_samples.not_gathered.hint":
+        "self.accelerator.gather(tokens).sum()",
+    "get_batch_samples.gather_not_summed.title": "gathered but not summed",
+    "get_batch_samples.gather_not_summed.why":
+        "gather returns one count per process: num_items_in_batch must be "
+        "one number",
+    "get_batch_samples.gather_not_summed.hint":
+        "add .sum() after the gather",
+    "get_batch_samples.problem.prepared":
+        "{count} of the step's {GA} batches went through _prepare_inputs: "
+        "prepare each one, once",
+    "get_batch_samples.problem.kind":
+        "return the prepared batches (dicts with a completion_mask), not the "
+        "prompt rows",
+    "get_batch_samples.problem.shape":
+        "the count has shape {shape}: return one number, the sum over "
+        "processes",
+    "get_batch_samples.problem.count":
+        "with {where} the step has {wanted} active tokens over the two "
+        "processes, your count is {got}",
+    "get_batch_samples.judge.passed":
+        "the step's active tokens, counted exactly, for {splits} splits of "
+        "GA against steps_per_generation, over 2 processes",
     # buffer_checkpoint (notebook 08)
     "buffer_checkpoint.stub":
         "replace each `raise NotImplementedError` with your code (and give "
@@ -2078,4 +2159,86 @@ MESSAGES["ja"].update({
     "dr_grpo_loss.per_sequence_mean.why":
         "各補完のトークンを先に平均しました: それは \"grpo\" で、"
         "短い補完のトークンが重くなります",
+    "get_batch_samples.hint.1":
+        "まず準備します: batches = [self._prepare_inputs(batch) for batch in "
+        "batches]。親が返すのはプロンプトの行です。数える completion_mask "
+        "があるのは準備済みのバッチだけです。",
+    "get_batch_samples.hint.2":
+        "有効なトークンを数えます: ステップのすべてのバッチの completion_mask "
+        "の合計で、補完の数でも、マスクの大きさでもありません。",
+    "get_batch_samples.hint.3":
+        "生成ではなくステップを数えます: いま準備したバッチがこのステップの"
+        "ものです。バッファの k 個のスライスがステップになるのは "
+        "steps_per_generation == GA のときだけです。",
+    "get_batch_samples.hint.4":
+        "各プロセスは自分のバッチだけを数えます: "
+        "self.accelerator.gather(tokens).sum() を返し、全体で 1 つの数に"
+        "します。",
+    "get_batch_samples.not_prepared.title": "バッチを準備していない",
+    "get_batch_samples.not_prepared.why":
+        "親のバッチはプロンプトの行です: まだ何も生成されておらず、"
+        "数える補完のトークンがありません",
+    "get_batch_samples.not_prepared.hint":
+        "まず各バッチを self._prepare_inputs に通してください",
+    "get_batch_samples.first_micro_batch.title":
+        "1 つのマイクロバッチだけを数えた",
+    "get_batch_samples.first_micro_batch.why":
+        "最初のマイクロバッチのトークンだけを数えました: GA > 1 では"
+        "ステップの損失を少なすぎるトークン数で割ります",
+    "get_batch_samples.first_micro_batch.hint":
+        "ステップのすべてのバッチの completion_mask を合計してください",
+    "get_batch_samples.completions_counted.title":
+        "トークンではなく補完を数えた",
+    "get_batch_samples.completions_counted.why":
+        "len() は補完を数えます: \"dapo\" は有効なトークン数で割ります",
+    "get_batch_samples.completions_counted.hint":
+        "len(...) ではなく batch[\"completion_mask\"].sum()",
+    "get_batch_samples.tokens_before_masking.title":
+        "マスクの前にトークンを数えた",
+    "get_batch_samples.tokens_before_masking.why":
+        "numel() は <eos> の後のパディングも数えます: 数が大きすぎ、"
+        "いちばん長い補完に左右されます",
+    "get_batch_samples.tokens_before_masking.hint":
+        "マスクの 1 を合計します: completion_mask.sum()",
+    "get_batch_samples.generation_count.title":
+        "生成全体の数 (TRL issue 5619)",
+    "get_batch_samples.generation_count.why":
+        "生成全体のトークンを数えました: それがステップの数になるのは "
+        "steps_per_generation == GA のときだけです",
+    "get_batch_samples.generation_count.hint":
+        "self._buffer ではなく、このステップが使うバッチを数えてください",
+    "get_batch_samples.rescaled_generation_count.title":
+        "生成全体の数をスケールし直した (TRL 1.16)",
+    "get_batch_samples.rescaled_generation_count.why":
+        "生成のトークン数 x GA / k がステップの数になるのは平均としてだけです: "
+        "正確なのはどのスライスも同じトークン数のときです",
+    "get_batch_samples.rescaled_generation_count.hint":
+        "スケールし直さず、ステップ自身のバッチを数えてください",
+    "get_batch_samples.not_gathered.title": "プロセス間で集めていない",
+    "get_batch_samples.not_gathered.why":
+        "各プロセスが自分のトークン数で割ることになります: 2 プロセスでは"
+        "ステップの損失が 1 つのトークン平均ではなくなります",
+    "get_batch_samples.not_gathered.hint":
+        "self.accelerator.gather(tokens).sum()",
+    "get_batch_samples.gather_not_summed.title": "集めたが合計していない",
+    "get_batch_samples.gather_not_summed.why":
+        "gather はプロセスごとに 1 つの数を返します: num_items_in_batch は "
+        "1 つの数でなければなりません",
+    "get_batch_samples.gather_not_summed.hint":
+        "gather の後に .sum() を付けてください",
+    "get_batch_samples.problem.prepared":
+        "ステップの {GA} 個のバッチのうち {count} 個が _prepare_inputs を"
+        "通りました: それぞれを 1 回ずつ準備してください",
+    "get_batch_samples.problem.kind":
+        "プロンプトの行ではなく、準備済みのバッチ (completion_mask を持つ "
+        "dict) を返してください",
+    "get_batch_samples.problem.shape":
+        "数の形が {shape} です: プロセス全体の合計として 1 つの数を"
+        "返してください",
+    "get_batch_samples.problem.count":
+        "{where} では、ステップの有効なトークンは 2 プロセス合わせて "
+        "{wanted} 個ですが、あなたの数は {got} です",
+    "get_batch_samples.judge.passed":
+        "ステップの有効なトークンを正確に数えました: GA と "
+        "steps_per_generation の {splits} 通りの分け方、2 プロセスで",
 })

@@ -44,11 +44,15 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
     """
 
     def get_batch_samples(self, epoch_iterator, num_batches, device):
-        # One optimizer step's micro-batches, prepared (generated or served)
-        # now, so "dapo" can divide by the step's active tokens, all
-        # processes together: exact under any GA, k and processes.
-        batches, _ = super().get_batch_samples(epoch_iterator, num_batches,
-                                               device)
+        # "dapo" only: the step's micro-batches prepared (generated or
+        # served) now, so it can divide by the step's active tokens, all
+        # processes together: exact under any GA, k and processes. The
+        # other loss types leave _prepare_inputs to training_step, where
+        # notebook 04's learners override it for prompt rows.
+        batches, count = super().get_batch_samples(epoch_iterator,
+                                                   num_batches, device)
+        if self.args.loss_type != "dapo":
+            return batches, count
         self.model.train()  # after an evaluation too: these are training
         batches = [self._prepare_inputs(batch) for batch in batches]
         tokens = sum(batch["completion_mask"].sum() for batch in batches)

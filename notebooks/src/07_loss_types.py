@@ -15,7 +15,7 @@ import torch
 
 from kit import losses, recipes
 from kit.checks import check, hint, solution
-from kit.course import setup_notebook, show
+from kit.course import setup_notebook
 from kit.live import LivePlotCallback
 from kit.losses import per_token_kl
 from kit.trainers import GRPOTrainer
@@ -142,11 +142,13 @@ explore_normalisers()
 #
 # The Trainer calls `get_batch_samples(epoch_iterator, num_batches,
 # device)` once per optimizer step, with the step's GA micro-batches,
-# before any of them runs. Override it: take the parent's batches,
-# prepare each one now with `self._prepare_inputs` (your buffer of
-# notebook 04: a prepared batch passes through it unchanged later), sum
-# their `completion_mask`, and gather the count over processes
-# (`self.accelerator.gather(tokens).sum()`). Return `(batches, count)`.
+# before any of them runs. Override it: take the parent's batches (prompt
+# rows), prepare each one now with `self._prepare_inputs` (the kit's
+# buffer, your notebook 04's; the training step passes a prepared batch
+# through it unchanged), sum their `completion_mask`, and gather the count
+# over processes (`self.accelerator.gather(tokens).sum()`). Return
+# `(batches, count)`. The check splits steps with GA above, below and
+# equal to `steps_per_generation`, on two processes.
 
 # %%
 class MyTrainer(GRPOTrainer):
@@ -160,9 +162,7 @@ class MyTrainer(GRPOTrainer):
         ### END SOLUTION
 
 
-# Not graded yet: this exercise's checker is still to come. Compare
-# yours with the kit's own override:
-show(GRPOTrainer.get_batch_samples)
+check("get_batch_samples", MyTrainer)
 
 # %% [markdown]
 # ## "grpo" against "dapo" on the toy world

@@ -1,0 +1,129 @@
+"""Notebook 07's ★★★ checker, get_batch_samples: the right answer in any
+form passes; each known mistake, and wrong answers not in the catalogue,
+fail — over GA above, below and equal to steps_per_generation, and two
+processes."""
+
+import pytest
+import torch
+
+from conftest import status
+from kit import checks
+from kit.checks import EXERCISES
+from kit.checks.nb07_step_tokens import MyTrainer
+from kit.trainers import GRPOTrainer
+
+pytestmark = pytest.mark.usefixtures("lenient")
+
+ID = "get_batch_samples"
+
+
+def _prepared(trainer, epoch_iterator, num_batches, device):
+    batches, _ = GRPOTrainer.get_batch_samples(trainer, epoch_iterator,
+                                               num_batches, device)
+    return [trainer._prepare_inputs(batch) for batch in batches]
+
+
+class Reduced(GRPOTrainer):  # right: reduce instead of gather().sum()
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches = _prepared(self, epoch_iterator, num_batches, device)
+        tokens = torch.stack([b["completion_mask"].sum() for b in batches])
+        return batches, self.accelerator.reduce(tokens.sum(), "sum")
+
+
+class AsInt(GRPOTrainer):  # right: a Python int
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches, _ = super().get_batch_samples(epoch_iterator, num_batches,
+                                               device)
+        batches = [self._prepare_inputs(b) for b in batches]
+        tokens = sum(int(b["completion_mask"].sum()) for b in batches)
+        return batches, int(self.accelerator.gather(
+            torch.tensor(tokens)).sum())
+
+
+class LastMicroBatch(GRPOTrainer):  # wrong, not in the catalogue
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches = _prepared(self, epoch_iterator, num_batches, device)
+        tokens = batches[-1]["completion_mask"].sum()
+        return batches, self.accelerator.gather(tokens).sum()
+
+
+class TimesGA(GRPOTrainer):  # wrong: one micro-batch's count x GA
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches = _prepared(self, epoch_iterator, num_batches, device)
+        tokens = batches[0]["completion_mask"].sum() * num_batches
+        return batches, self.accelerator.gather(tokens).sum()
+
+
+class Averaged(GRPOTrainer):  # wrong: the mean over processes
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches = _prepared(self, epoch_iterator, num_batches, device)
+        tokens = sum(b["completion_mask"].sum() for b in batches)
+        return batches, self.accelerator.gather(tokens).float().mean()
+
+
+class GeneratesItself(GRPOTrainer):  # wrong: around the buffer
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches, _ = super().get_batch_samples(epoch_iterator, num_batches,
+                                               device)
+        batches = [self._generate_and_score(b) for b in batches]
+        tokens = sum(b["completion_mask"].sum() for b in batches)
+        return batches, self.accelerator.gather(tokens).sum()
+
+
+class PreparedTwice(GRPOTrainer):  # wrong: serves two slices per batch
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches = _prepared(self, epoch_iterator, num_batches, device)
+        for batch in batches:
+            self._prepare_inputs(batch)  # a dict passes; nothing is lost
+        batches = _prepared(self, epoch_iterator, num_batches, device)
+        tokens = sum(b["completion_mask"].sum() for b in batches)
+        return batches, self.accelerator.gather(tokens).sum()
+
+
+class Stub(GRPOTrainer):
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("answer", [MyTrainer, Reduced, AsInt])
+def test_right_answers_pass(answer):
+    assert status(ID, answer) == "passed"
+
+
+@pytest.mark.parametrize("mistake", [m.id for m in EXERCISES[ID].mistakes])
+def test_each_mistake_is_rejected_and_named(mistake):
+    code = {m.id: m.code for m in EXERCISES[ID].mistakes}[mistake]
+    result = checks.check(ID, code)
+    assert (result.status, result.mistake) == ("failed", mistake)
+
+
+@pytest.mark.parametrize("wrong", [LastMicroBatch, TimesGA, Averaged,
+                                   GeneratesItself, PreparedTwice])
+def test_wrong_answers_outside_the_catalogue_fail(wrong):
+    assert status(ID, wrong) == "failed"
+
+
+def test_the_stub_is_not_attempted():
+    assert status(ID, Stub) == "not attempted"
+
+
+def test_the_kits_own_override_counts_the_same_under_dapo(tmp_path):
+    # the checker runs loss_type "grpo", where the kit's override steps
+    # aside; under "dapo" the kit's own must be the solution it grades by
+    from kit.checks.nb04_grpo_dataloader import _trainer
+    from kit.checks.nb07_step_tokens import _step_facts
+    from kit.checks.nb04_grpo_dataloader import first_problem
+    kit, solution = [_trainer(cls, k=4, batch=4, G=2, GA=2)
+                     for cls in (GRPOTrainer, MyTrainer)]
+    kit.args.loss_type = "dapo"
+    seen = []
+    for trainer in (kit, solution):
+        torch.manual_seed(0)
+        seen.append(first_problem(_step_facts(trainer, 4, 2)))
+    assert "problem" not in seen[0] and seen[0] == seen[1]
+
+
+def test_it_is_notebook_07s_third_exercise():
+    exercise = EXERCISES[ID]
+    assert (exercise.notebook, exercise.number, exercise.stars) == (
+        "07_loss_types", 3, 3)
