@@ -217,7 +217,7 @@ def _loss_and_gradient(candidate, seed, epsilon, beta):
 
 
 @exercise("grpo_loss", stars=3, notebook=NOTEBOOK, answer=losses.grpo_loss,
-          judge=lambda candidate, seen, expected: _judge_loss(seen, expected),
+          judge=lambda candidate, seen, expected: judge_loss(seen, expected),
           mistakes=[
               Mistake("no_min", no_min, rung=2),
               Mistake("max_not_min", max_not_min, rung=2),
@@ -242,7 +242,9 @@ def observe_grpo_loss(candidate):
     return seen
 
 
-def _judge_loss(seen, expected):
+def judge_loss(seen, expected, passed="grpo_loss.judge.passed"):
+    """Each "loss ..." a scalar that matches, each "gradient ..." there and
+    matching (notebook 07's losses too): `passed` is the verdict's key."""
     verdict = "exact"
     for name, wanted in expected.items():
         actual = seen[name]
@@ -258,4 +260,4 @@ def _judge_loss(seen, expected):
             raise Mismatch(text(MESSAGES, "grpo_loss.judge.no gradient"))
         else:
             compare(name, actual, wanted)
-    return text(MESSAGES, "grpo_loss.judge.passed", verdict=verdict)
+    return text(MESSAGES, passed, verdict=verdict)

@@ -8,11 +8,9 @@ two batch sizes, and the gradient, which must reach the log-probs.
 import torch
 
 from kit import losses
-from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
-                                describe_error, graph_leaves)
+from kit.checks.compare import Raised, attempt, call, graph_leaves
 from kit.checks.core import Mistake, exercise
-from kit.checks.messages import MESSAGES
-from kit.i18n import text
+from kit.checks.nb05_grpo_loss import judge_loss
 from kit.losses import per_token_kl
 
 NOTEBOOK = "07_loss_types"
@@ -193,22 +191,7 @@ def _observe(exercise_id, candidate):
 
 
 def _judge(seen, expected):
-    verdict = "exact"
-    for name, wanted in expected.items():
-        actual = seen[name]
-        if name.startswith("loss"):
-            if isinstance(actual, Raised):
-                raise Mismatch(text(MESSAGES, "raised",
-                                    error=describe_error(actual.error)))
-            if isinstance(actual, torch.Tensor) and actual.dim() > 0:
-                raise Mismatch(text(MESSAGES, "grpo_loss.judge.shape",
-                                    shape=tuple(actual.shape)))
-            verdict = compare(name, actual, wanted)
-        elif actual is None:
-            raise Mismatch(text(MESSAGES, "grpo_loss.judge.no gradient"))
-        else:
-            compare(name, actual, wanted)
-    return text(MESSAGES, "loss_types.judge.passed", verdict=verdict)
+    return judge_loss(seen, expected, passed="loss_types.judge.passed")
 
 
 @exercise("dapo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dapo_loss,

@@ -122,7 +122,8 @@ def _uneven_generations(trainer):
         ids = torch.arange(1000 * g, 1000 * g + len(rows))  # (B,)
         lengths = (torch.arange(len(rows)) ** 2 + g) % WIDTH + 1
         mask = (torch.arange(WIDTH) < lengths[:, None]).long()  # (B, T)
-        return {"prompt_ids": ids[:, None], "prompt_mask": ids[:, None] * 0 + 1,
+        return {"prompt_ids": ids[:, None],
+                "prompt_mask": torch.ones(len(rows), 1, dtype=torch.long),
                 "completion_ids": ids[:, None].repeat(1, WIDTH),
                 "completion_mask": mask, "advantages": ids.float(),
                 "old_per_token_logps": None, "ref_per_token_logps": None}

@@ -1,13 +1,11 @@
 """GRPO by overriding `get_train_dataloader`: what notebooks 04 and 05 build.
 
-Generation is autoregressive and dear, so we generate for several steps at
-once: the dataloader hands out one big batch of prompts for
-`steps_per_generation` (k) optimizer micro-steps, `_prepare_inputs` generates
-completions for all of it in one `generate()` call, and then serves one
-slice per step. `compute_loss` is GRPO's clipped surrogate
-(`kit.losses.grpo_loss`) on group-normalised advantages. Beside it:
-`grpo_config`, `sampler`, `generation`, `grpo_state` (helpers) and
-`guards` (inputs).
+Generation is autoregressive and dear, so one big batch of prompts serves
+`steps_per_generation` (k) micro-steps: `_prepare_inputs` generates for all
+of it in one `generate()` call, then serves one slice per step.
+`compute_loss` is GRPO's clipped surrogate (`kit.losses`, by `loss_type`) on
+group-normalised advantages. Helpers beside it: `grpo_config`, `sampler`,
+`generation`, `grpo_state`; input checks: `guards`.
 """
 
 import copy
@@ -44,14 +42,12 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
     """
 
     def get_batch_samples(self, epoch_iterator, num_batches, device):
-        # "dapo" only: the step's micro-batches prepared (generated or
-        # served) now, so it can divide by the step's active tokens, all
-        # processes together: exact under any GA, k and processes. The
-        # other loss types leave _prepare_inputs to training_step, where
-        # notebook 04's learners override it for prompt rows.
+        # "dapo" divides by the step's active tokens (all processes): its
+        # micro-batches are prepared now. Others leave _prepare_inputs to
+        # training_step, where notebook 04 overrides it for prompt rows.
         batches, count = super().get_batch_samples(epoch_iterator,
                                                    num_batches, device)
-        if self.args.loss_type != "dapo":
+        if not self.loss_is_scaled_for_ga:
             return batches, count
         self.model.train()  # after an evaluation too: these are training
         batches = [self._prepare_inputs(batch) for batch in batches]
@@ -237,8 +233,8 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         # "dapo" divides by the step's count, the others by GA (equal slices)
         self.loss_is_scaled_for_ga = getattr(self.loss_fn, "step_normalised",
                                              False)
-        self.ref_model = None
-        if args.beta > 0:  # a frozen copy of the starting policy
+        self.ref_model = None  # or a frozen copy of the starting policy:
+        if args.beta > 0:
             self.ref_model = copy.deepcopy(self.model).requires_grad_(False)
             self.ref_model.eval().to(self.args.device)
         self._step, self._buffer = 0, None
