@@ -375,7 +375,7 @@ NORM_TYPES = ("grpo", "bnpo", "dr_grpo", "dapo")
 
 
 def normaliser_weights(lengths=NORM_LENGTHS, gradient_accumulation_steps=2,
-                       max_completion_length=32):
+                       max_completion_length=32, steps_per_generation=None):
     """Each loss type's weight on one token of each completion in a step.
 
     The step's completions (`lengths`, in order) are split into GA equal
@@ -384,6 +384,13 @@ def normaliser_weights(lengths=NORM_LENGTHS, gradient_accumulation_steps=2,
     −ρ and its weight is minus the gradient on its log-prob. As the Trainer
     does, the micro-batch losses of "grpo", "bnpo" and "dr_grpo" are divided
     by GA; "dapo" divides by the step's token count and is not.
+
+    With `steps_per_generation` (k), also "dapo TRL 1.16": each
+    micro-batch divided by its generation's tokens x GA / k (TRL 1.16's
+    rescaled count, `kit.bench.normaliser_comparison`). A generation is k
+    micro-batches; past this step's GA, the later ones hold completions half
+    as long as this step's (cycled), so the rescaled count is exact only
+    when k == GA.
 
     Returns:
         {"lengths", "tokens" (the step's count), and per loss type a list
@@ -415,25 +422,45 @@ def normaliser_weights(lengths=NORM_LENGTHS, gradient_accumulation_steps=2,
                 **extra)
             (loss if name == "dapo" else loss / GA).backward()
             out[name] += (-logps.grad[:, 0]).tolist()  # token 0: all alike
+    if steps_per_generation:
+        out["dapo TRL 1.16"] = _rescaled_dapo(lengths, GA,
+                                              steps_per_generation)
     return out
 
 
+def _rescaled_dapo(lengths, GA, k):
+    """A token's weight when each micro-batch divides by its generation's
+    tokens x GA / k, as TRL 1.16 does."""
+    size = len(lengths) // GA
+    step = [lengths[i:i + size] for i in range(0, len(lengths), size)]
+    later = [[n // 2 or 1 for n in chunk] for chunk in step]
+    timeline = step + later * (-(-k // GA))  # enough for one generation
+    weights = []
+    for i, chunk in enumerate(step):
+        first = i - i % k  # the generation's first micro-batch
+        tokens = sum(sum(c) for c in timeline[first:first + k])
+        weights += [1 / (tokens * GA / k)] * len(chunk)
+    return weights
+
+
 def draw_normaliser_weights(figure, gradient_accumulation_steps=2,
-                            max_completion_length=32):
+                            max_completion_length=32, steps_per_generation=4):
     data = normaliser_weights(
         gradient_accumulation_steps=gradient_accumulation_steps,
-        max_completion_length=max_completion_length)
+        max_completion_length=max_completion_length,
+        steps_per_generation=steps_per_generation)
     figure.clear()
     left, right = figure.subplots(1, 2)
     lengths = data["lengths"]
-    for i, name in enumerate(NORM_TYPES):
-        weights = data[name]
-        left.plot(lengths, weights, f"C{i}o-", label=name)
+    for i, name in enumerate((*NORM_TYPES, "dapo TRL 1.16")):
+        weights, style = data[name], f"C{i}o-" if i < 4 else "C3x:"
+        left.plot(lengths, weights, style, label=name)
         right.plot(lengths, [w * n for w, n in zip(weights, lengths)],
-                   f"C{i}o-", label=name)
+                   style, label=name)
     left.set(xlabel=label("norm_xlabel"), ylabel=label("norm_weight_ylabel"),
              title=label("norm_weight_title",
-                         GA=gradient_accumulation_steps), yscale="log")
+                         GA=gradient_accumulation_steps,
+                         k=steps_per_generation), yscale="log")
     right.set(xlabel=label("norm_xlabel"), ylabel=label("norm_total_ylabel"),
               title=label("norm_total_title", tokens=data["tokens"]))
     left.legend(fontsize="small")
@@ -551,11 +578,13 @@ def explore_clip():
 
 
 def explore_normalisers():
-    """07: GA and max_completion_length -> each loss type's weights."""
+    """07: GA, max_completion_length and k -> each loss type's weights."""
     return _show(draw_normaliser_weights, {
         "gradient_accumulation_steps": _slider(
             "SelectionSlider", "GA", options=(1, 2, 4, 8), value=2),
         "max_completion_length": _slider("IntSlider",
                                          "max_completion_length", value=32,
                                          min=28, max=64, step=4),
+        "steps_per_generation": _slider(
+            "SelectionSlider", "k", options=(1, 2, 4, 8), value=4),
     }, size=(11, 4))

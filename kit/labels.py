@@ -97,10 +97,11 @@ PLOTS = {"en": {
     # 07: the normalisers
     "norm_xlabel": "completion length (tokens)",
     "norm_weight_ylabel": "weight of one of its tokens",
-    "norm_weight_title": "each token's weight in the step, GA = {GA}",
+    "norm_weight_title": "each token's weight in the step, GA = {GA}, "
+                         "k = {k}",
     "norm_total_ylabel": "the completion's total weight",
-    "norm_total_title": "each completion's weight in the step "
-                        "(dapo divides by {tokens} tokens)",
+    "norm_total_title": "each completion's weight "
+                        "(dapo: / {tokens} tokens)",
 }, "ja": {
     "loss": "損失",
     "optimizer_step": "学習ステップ",
@@ -174,9 +175,10 @@ PLOTS = {"en": {
                      "{calls} 回へ)。",
     "norm_xlabel": "補完の長さ (トークン)",
     "norm_weight_ylabel": "そのトークン 1 つの重み",
-    "norm_weight_title": "ステップ内の各トークンの重み, GA = {GA}",
+    "norm_weight_title": "ステップ内の各トークンの重み, GA = {GA}, "
+                         "k = {k}",
     "norm_total_ylabel": "補完全体の重み",
-    "norm_total_title": "ステップ内の各補完の重み "
+    "norm_total_title": "各補完の重み "
                         "(dapo は {tokens} トークンで割る)",
 }}
 

@@ -253,3 +253,18 @@ def test_the_dpo_title_rounds_beta_as_its_slider_does(monkeypatch):
     assert shown == "0.158"
     title = explorer.figure.axes[1].get_title()
     assert title.endswith(f"β = {shown}"), title
+
+
+def test_trls_rescaled_dapo_count_is_exact_only_when_k_is_ga():
+    lengths = (2, 4, 6, 8)  # micro-batches of 6 and 14 tokens at GA = 2
+    exact = explore.normaliser_weights(lengths, 2, 10)["dapo"]
+    for k in (1, 2, 4):
+        rescaled = explore.normaliser_weights(
+            lengths, 2, 10, steps_per_generation=k)["dapo TRL 1.16"]
+        assert (rescaled == pytest.approx(exact)) == (k == 2), k
+    # k = 1: each micro-batch its own generation, 6 x 2 then 14 x 2 tokens
+    assert explore.normaliser_weights(lengths, 2, 10, 1)[
+        "dapo TRL 1.16"] == pytest.approx([1 / 12, 1 / 12, 1 / 28, 1 / 28])
+    # k = 4: this step's 20 tokens and 10 of later, halved completions
+    assert explore.normaliser_weights(lengths, 2, 10, 4)[
+        "dapo TRL 1.16"] == pytest.approx([1 / 15] * 4)

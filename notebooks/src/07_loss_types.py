@@ -122,7 +122,10 @@ check("dr_grpo_loss", dr_grpo_loss)
 # "grpo" every completion weighs the same, so its tokens weigh less the
 # longer it is; under "dapo" and "dr_grpo" every token weighs the same.
 # "bnpo" is a token mean per micro-batch only: move GA and its weights
-# split apart, while "dapo"'s stay where they are.
+# split apart, while "dapo"'s stay where they are. The dotted line is TRL
+# 1.16's "dapo", which divides by its generation's tokens × GA / k: move
+# k (`steps_per_generation`) and it leaves the kit's "dapo" unless k = GA
+# (past this step, the figure's generation holds shorter completions).
 
 # %% tags=["plot"]
 from kit.explore import explore_normalisers
