@@ -102,12 +102,10 @@ def test_the_stub_is_not_attempted():
 def test_the_kits_own_override_counts_the_same_under_dapo(tmp_path):
     # the checker runs loss_type "grpo", where the kit's override steps
     # aside; under "dapo" the kit's own must be the solution it grades by
-    from kit.checks.nb04_grpo_dataloader import _trainer
+    from kit.checks.nb04_grpo_dataloader import _trainer, first_problem
     from kit.checks.nb07_step_tokens import _step_facts
-    from kit.checks.nb04_grpo_dataloader import first_problem
-    kit, solution = [_trainer(cls, k=4, batch=4, G=2, GA=2)
-                     for cls in (GRPOTrainer, MyTrainer)]
-    kit.args.loss_type = "dapo"
+    kit = _trainer(GRPOTrainer, k=4, batch=4, G=2, GA=2, loss_type="dapo")
+    solution = _trainer(MyTrainer, k=4, batch=4, G=2, GA=2)
     seen = []
     for trainer in (kit, solution):
         torch.manual_seed(0)

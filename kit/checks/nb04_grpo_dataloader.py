@@ -72,12 +72,12 @@ class PlainDataLoader(GRPOTrainer):
 
 
 @paused()
-def _trainer(trainer_class, k=3, batch=8, G=4, GA=1):
+def _trainer(trainer_class, k=3, batch=8, G=4, GA=1, **args):
     model, tokenizer = load_policy(preset="cpu")
     args = GRPOConfig(tempfile.mkdtemp(), report_to="none", use_cpu=True,
                       per_device_train_batch_size=batch, num_generations=G,
                       steps_per_generation=k, gradient_accumulation_steps=GA,
-                      max_completion_length=4)
+                      max_completion_length=4, **args)
     return trainer_class(model, [tasks.correctness_reward], args=args,
                          train_dataset=tasks.prompt_dataset("train", n=64),
                          processing_class=tokenizer)
