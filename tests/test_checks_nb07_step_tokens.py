@@ -79,6 +79,18 @@ class PreparedTwice(GRPOTrainer):  # wrong: serves two slices per batch
         return batches, self.accelerator.gather(tokens).sum()
 
 
+class ParentsCount(GRPOTrainer):  # wrong: the parent's count, None here
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches, count = super().get_batch_samples(epoch_iterator,
+                                                   num_batches, device)
+        return [self._prepare_inputs(b) for b in batches], count
+
+
+class BatchesOnly(GRPOTrainer):  # wrong: no count at all
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        return _prepared(self, epoch_iterator, num_batches, device)
+
+
 class Stub(GRPOTrainer):
     def get_batch_samples(self, epoch_iterator, num_batches, device):
         raise NotImplementedError
@@ -93,6 +105,14 @@ def test_right_answers_pass(answer):
                                    GeneratesItself, PreparedTwice])
 def test_wrong_answers_outside_the_catalogue_fail(wrong):
     assert status(ID, wrong) == "failed"
+
+
+@pytest.mark.parametrize("wrong", [ParentsCount, BatchesOnly])
+def test_a_missing_count_is_the_learners_and_says_what_to_return(wrong,
+                                                                 capsys):
+    assert status(ID, wrong) == "failed"
+    out = capsys.readouterr().out
+    assert "return (batches, count)" in out and "checker" not in out
 
 
 def test_the_stub_is_not_attempted():

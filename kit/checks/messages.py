@@ -1001,6 +1001,9 @@ MESSAGES = {"en": {
     "get_batch_samples.problem.prepared":
         "{count} of the step's {GA} batches went through _prepare_inputs: "
         "prepare each one, once",
+    "get_batch_samples.problem.pair":
+        "get_batch_samples returned {kind}: return (batches, count), the "
+        "count a number (the Trainer passes it on as num_items_in_batch)",
     "get_batch_samples.problem.kind":
         "return the prepared batches (dicts with a completion_mask), not the "
         "prompt rows",
@@ -2229,6 +2232,10 @@ MESSAGES["ja"].update({
     "get_batch_samples.problem.prepared":
         "ステップの {GA} 個のバッチのうち {count} 個が _prepare_inputs を"
         "通りました: それぞれを 1 回ずつ準備してください",
+    "get_batch_samples.problem.pair":
+        "get_batch_samples が {kind} を返しました: (batches, count) を返し、"
+        "count は数にしてください (Trainer はそれを num_items_in_batch として"
+        "渡します)",
     "get_batch_samples.problem.kind":
         "プロンプトの行ではなく、準備済みのバッチ (completion_mask を持つ "
         "dict) を返してください",

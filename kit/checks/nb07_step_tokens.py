@@ -176,11 +176,19 @@ def _step_facts(trainer, k, GA):
             yield f"raised ({where})", out, text(
                 MESSAGES, "facts.raised", what="get_batch_samples",
                 error=describe_error(out.error))
+        if not (isinstance(out, tuple) and len(out) == 2):
+            yield f"returned ({where})", type(out).__name__, text(
+                MESSAGES, "get_batch_samples.problem.pair",
+                kind=type(out).__name__)
         batches, count = out
         if not all(isinstance(batch, dict) and "completion_mask" in batch
                    for batch in batches):
             yield f"batches ({where})", "not prepared", text(
                 MESSAGES, "get_batch_samples.problem.kind")
+        if not isinstance(count, (torch.Tensor, int, float)):
+            yield f"count ({where})", type(count).__name__, text(
+                MESSAGES, "get_batch_samples.problem.pair",
+                kind=f"(batches, {type(count).__name__})")
         count = torch.as_tensor(count)
         shape = tuple(count.shape)
         yield f"count's shape ({where})", shape, shape != () and text(
