@@ -43,7 +43,7 @@ import sys
 import tempfile
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import nbformat
@@ -89,6 +89,9 @@ _zygote = {}  # the warm-kernel zygote of this run, while it runs
 WARM_AFTER = 1  # a zygote when there are more submissions than this x jobs
 ZYGOTE_TIMEOUT = 120  # seconds it may take to import torch & co.
 _stopping = threading.Event()  # set on Ctrl-C: start no more kernels
+# set by the grader's SIGINT/SIGTERM handler; the wait for submissions
+# looks at it twice a second (see _grade_all)
+_interrupted = threading.Event()
 
 
 class CannotGrade(Exception):
@@ -506,14 +509,23 @@ def _grade_all(submissions, jobs, timeout, all_cells, progress, on_card):
     pool = ThreadPoolExecutor(max_workers=jobs)
     futures = [pool.submit(grade_one, label, path, timeout, all_cells)
                for label, path in submissions]
-    cards = []
+    cards, pending = [], set(futures)
+    bar = tqdm(total=len(futures), desc="grading", unit="notebook",
+               file=sys.stderr, disable=not progress)
     try:
-        for future in tqdm(as_completed(futures), total=len(futures),
-                           desc="grading", unit="notebook", file=sys.stderr,
-                           disable=not progress):
-            cards.append(future.result())
+        while pending:
+            # A short wait, then a look at the flag: a signal that another
+            # thread took leaves this one asleep, and a KeyboardInterrupt
+            # raised inside a finaliser is lost; the flag is not.
+            done, pending = wait(pending, timeout=0.5,
+                                 return_when=FIRST_COMPLETED)
+            if _interrupted.is_set():
+                raise KeyboardInterrupt
+            for future in done:
+                cards.append(future.result())
+                bar.update()
             cards.sort(key=lambda card: card["submission"])
-            if on_card:
+            if on_card and done:
                 on_card(cards)
     except KeyboardInterrupt as interrupt:
         main_thread = threading.current_thread() is threading.main_thread()
@@ -527,6 +539,8 @@ def _grade_all(submissions, jobs, timeout, all_cells, progress, on_card):
                 signal.signal(number, handler)
         interrupt.cards = cards
         raise
+    finally:
+        bar.close()
     pool.shutdown()
     return cards
 
@@ -557,6 +571,7 @@ class _Reports:
 
 
 def _as_interrupt(signum, frame):
+    _interrupted.set()
     raise KeyboardInterrupt
 
 
@@ -588,8 +603,10 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
     single = len(paths) == 1 and not Path(paths[0]).is_dir()
     reports = _Reports(csv_path, html_path)
     main_thread = threading.current_thread() is threading.main_thread()
+    _interrupted.clear()
     if main_thread:  # SIGTERM, like Ctrl-C, ends the run and keeps reports
-        previous = signal.signal(signal.SIGTERM, _as_interrupt)
+        previous = {number: signal.signal(number, _as_interrupt)
+                    for number in (signal.SIGINT, signal.SIGTERM)}
     interrupted = False
     try:
         cards = grade_all(submissions, jobs or default_jobs(), timeout,
@@ -599,7 +616,8 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
         cards, interrupted = getattr(interrupt, "cards", []), True
     finally:
         if main_thread:
-            signal.signal(signal.SIGTERM, previous)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
     summary = gradebook.summarise(cards)
     if interrupted:
         reports.write(cards)

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -573,6 +574,31 @@ def test_a_stopped_class_run_keeps_what_was_graded(tmp_path, monkeypatch,
     assert {row["submission"] for row in rows} == {f"a/{NB}"}
     assert "Traceback" not in result.stdout + result.stderr
     assert not list(tmp_path.glob("kit-grade-*"))  # temporary folders gone
+
+
+def test_a_ctrl_c_that_another_thread_takes_still_stops_the_run(
+        tmp_path, monkeypatch, warm):
+    # The OS may hand a process's SIGINT to any of its threads; then the
+    # main thread's wait is not woken (seen once under load: the grader
+    # waited out the cell and graded all). Here a thread of the grader's
+    # process takes it, while the kernel sleeps.
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    root, marker = tmp_path / "class", tmp_path / "running"
+    write_notebook(root / "a" / NB, *fake(("dpo_loss", None, "passed")))
+    write_notebook(root / "b" / NB, f"open({str(marker)!r}, 'w').close(); "
+                   "import time; time.sleep(30)")
+
+    def interrupt_from_this_thread():
+        for _ in range(600):
+            if marker.exists():
+                break
+            time.sleep(0.1)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
+    start = time.monotonic()
+    result = kit_grade(root, "--jobs", "1")
+    assert result.returncode == 130, result.stdout + result.stderr
+    assert time.monotonic() - start < 25  # not the cell's 30 s
 
 
 def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
