@@ -8,18 +8,12 @@ import torch
 
 from conftest import status
 from kit.checks import EXERCISES
-from kit.checks.nb07_step_tokens import MyTrainer
+from kit.checks.nb07_step_tokens import MyTrainer, _prepared
 from kit.trainers import GRPOTrainer
 
 pytestmark = pytest.mark.usefixtures("lenient")
 
 ID = "get_batch_samples"
-
-
-def _prepared(trainer, epoch_iterator, num_batches, device):
-    batches, _ = GRPOTrainer.get_batch_samples(trainer, epoch_iterator,
-                                               num_batches, device)
-    return [trainer._prepare_inputs(batch) for batch in batches]
 
 
 class Reduced(GRPOTrainer):  # right: reduce instead of gather().sum()
@@ -137,3 +131,17 @@ def test_it_is_notebook_07s_third_exercise():
     exercise = EXERCISES[ID]
     assert (exercise.notebook, exercise.number, exercise.stars) == (
         "07_loss_types", 3, 3)
+
+
+class MeanMask(GRPOTrainer):  # wrong, unnamed: the mask's mean, not sum
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches = _prepared(self, epoch_iterator, num_batches, device)
+        tokens = sum(b["completion_mask"].float().mean() for b in batches)
+        return batches, self.accelerator.gather(tokens).sum()
+
+
+def test_an_unnamed_wrong_count_gets_the_counting_hint_first(capsys):
+    # it prepared its batches: "prepare first" would not fit
+    assert status(ID, MeanMask) == "failed"
+    out = capsys.readouterr().out
+    assert "hint 1/4: Count active tokens" in out, out

@@ -934,12 +934,13 @@ MESSAGES = {"en": {
         "no .detach(), .item() or torch.no_grad() on the policy's log-probs",
     # get_batch_samples (notebook 07)
     "get_batch_samples.hint.1":
+        "Count active tokens: the sum of completion_mask over every prepared "
+        "batch of the step, not the number of completions, not the mask's "
+        "size.",
+    "get_batch_samples.hint.2":
         "Prepare first: batches = [self._prepare_inputs(batch) for batch in "
         "batches]. The parent gives prompt rows; only a prepared batch has "
         "a completion_mask to count.",
-    "get_batch_samples.hint.2":
-        "Count active tokens: the sum of completion_mask over every batch of "
-        "the step, not the number of completions, not the mask's size.",
     "get_batch_samples.hint.3":
         "Count the step, not the generation: the batches you just prepared "
         "are this step's; the buffer's k slices are a step only when "
@@ -2163,12 +2164,12 @@ MESSAGES["ja"].update({
         "各補完のトークンを先に平均しました: それは \"grpo\" で、"
         "短い補完のトークンが重くなります",
     "get_batch_samples.hint.1":
+        "有効なトークンを数えます: ステップの準備済みのすべてのバッチの completion_mask "
+        "の合計で、補完の数でも、マスクの大きさでもありません。",
+    "get_batch_samples.hint.2":
         "まず準備します: batches = [self._prepare_inputs(batch) for batch in "
         "batches]。親が返すのはプロンプトの行です。数える completion_mask "
         "があるのは準備済みのバッチだけです。",
-    "get_batch_samples.hint.2":
-        "有効なトークンを数えます: ステップのすべてのバッチの completion_mask "
-        "の合計で、補完の数でも、マスクの大きさでもありません。",
     "get_batch_samples.hint.3":
         "生成ではなくステップを数えます: いま準備したバッチがこのステップの"
         "ものです。バッファの k 個のスライスがステップになるのは "

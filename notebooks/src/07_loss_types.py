@@ -204,8 +204,8 @@ for loss_type in ("grpo", "dapo"):
 # of the run averaged 4.18 tokens under "grpo" against 3.92 under "dapo"
 # (medians), "grpo" the longer on every seed by 0.11 to 0.32, at the same
 # reward (about 0.07: hot samples are rarely right). The gap is small,
-# and its size moves with the seed and the CPU: read its direction, not
-# its figure. `tools/lengthbias.py` in the kit's repository measures it
+# and its size moves with the seed (and may with the CPU): read its
+# direction, not its figure. `tools/lengthbias.py` in the kit's repository measures it
 # over seeds.
 #
 # ## What you learned
