@@ -42,6 +42,24 @@ def test_suites_run_offline_on_one_thread_with_their_own_env(suites):
     assert run_tests.main(["good", "env", "--jobs", "1"]) == 0
 
 
+def test_the_browser_suite_runs_beside_the_pool(monkeypatch, tmp_path):
+    """With one place in the pool, a pooled suite and the browser suite
+    still run at once: each waits for the other's mark."""
+    def meets(mine, theirs):
+        return [sys.executable, "-c", (
+            "import pathlib, sys, time\n"
+            f"pathlib.Path({str(tmp_path / mine)!r}).touch()\n"
+            "for _ in range(300):\n"
+            f"    if pathlib.Path({str(tmp_path / theirs)!r}).exists():\n"
+            "        sys.exit(0)\n"
+            "    time.sleep(0.1)\n"
+            "sys.exit(1)")]
+    monkeypatch.setattr(run_tests, "SUITES", {
+        "pooled": ("pooled suite", meets("pooled", "browser"), {}),
+        "browser": ("browser suite", meets("browser", "pooled"), {})})
+    assert run_tests.main(["--jobs", "1"]) == 0
+
+
 def test_an_unknown_suite_is_refused(suites, capsys):
     with pytest.raises(SystemExit):
         run_tests.main(["units"])
@@ -105,19 +123,28 @@ def test_warm_kernels_run_cells_and_a_failing_cell_still_fails(tmp_path):
     and the zygote ends with the run."""
     import os
     import subprocess
+    import nbformat
     warm = notebook(tmp_path / "warm.ipynb",
                     "import sys\nprint('torch' in sys.modules)",
                     "assert 'torch' in sys.modules, 'a cold kernel'")
     fails = notebook(tmp_path / "fails.ipynb", "1 + 1",
                      "raise ValueError('the cell failed')")
+    # and a training cell its solution copy has as it is: skipped
+    (tmp_path / "solutions").mkdir()
+    for folder in (tmp_path, tmp_path / "solutions"):
+        nbformat.write(copy(("print('trained')", ["train"]),
+                            "print('checked')"), str(folder / "shared.ipynb"))
+    shared = str(tmp_path / "shared.ipynb")
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tools.warm_kernels",
-         "--nbval-lax", "-q", "-p", "no:cacheprovider", warm, fails],
+         "-p", "tools.shared_cells", "--skip-shared-cells", "-rs",
+         "--nbval-lax", "-q", "-p", "no:cacheprovider", warm, fails, shared],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
         env={**os.environ, "OMP_NUM_THREADS": "1"})
     out = re.sub(r"\x1b\[[0-9;]*m", "", run.stdout)  # nbval's colours
     assert "ValueError: the cell failed" in out, out
-    assert "1 failed, 3 passed" in out, out + run.stderr
+    assert "1 failed, 4 passed, 1 skipped" in out, out + run.stderr
+    assert "the solution suite runs" in out, out
     assert "warm kernels unavailable" not in run.stderr
 
 
@@ -146,3 +173,71 @@ def test_warm_kernels_leave_other_runs_alone(monkeypatch):
     Option.nbval_kernel_name = None
     warm_kernels.pytest_configure(Config)
     assert started == [] and Option.nbval_kernel_name is None
+
+
+# ----------------------- learner cells the solution suite already runs
+
+def load_shared_cells():
+    spec = importlib.util.spec_from_file_location(
+        "shared_cells", ROOT / "tools" / "shared_cells.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def copy(*cells):
+    """A notebook of code cells: (source, tags) or a source alone."""
+    import nbformat
+    book = nbformat.v4.new_notebook()
+    for cell in cells:
+        source, tags = cell if isinstance(cell, tuple) else (cell, [])
+        book.cells.append(nbformat.v4.new_code_cell(
+            source, metadata={"tags": tags}))
+    return book
+
+
+def test_only_cells_that_do_the_same_in_both_copies_are_skipped():
+    shared_cells = load_shared_cells().shared_cells
+    before = ["import torch\n!pip list",                        # 0
+              ("curves = {}\nfor k in 'ab':\n    curves[k] = k",  # 1 skipped
+               ["train"])]
+    after = [("trainer = MyTrainer()", ["train"]),     # 3 uses the stub
+             ("result = trainer.train()", ["train"]),  # 4 through 3
+             ("held_out = load()", ["train"]),         # 5 read by 7
+             ("explore()", ["plot"]),                  # 6 skipped
+             "print(held_out)",                        # 7 not tagged
+             ("side = 1", ["train", "raises-exception"])]  # 8
+    last = ("from kit import losses\nlosses.dpo_loss", ["train"])  # 10
+    learner = copy(*before, "class MyTrainer:\n    raise NotImplementedError",
+                   *after, ("other = 3", ["train"]), last)
+    solution = copy(*before, "class MyTrainer:\n    pass",  # 2 the stub
+                    *after, ("other = 2", ["train"]), last)  # 9 differs
+    assert shared_cells(learner, solution) == {1, 6, 10}
+    assert shared_cells(learner, copy(*before)) == set()  # not one source
+
+
+def test_a_skipped_cell_is_one_whose_names_no_later_cell_reads():
+    shared_cells = load_shared_cells().shared_cells
+    cells = [("x = 1", ["train"]), ("y = x + 1", ["train"]), "print(y)"]
+    assert shared_cells(copy(*cells), copy(*cells)) == set()
+    cells[2] = "print('no y')"
+    assert shared_cells(copy(*cells), copy(*cells)) == {0, 1}
+
+
+def test_the_learner_suite_skips_shared_cells_only_beside_the_solutions():
+    assert "--skip-shared-cells" in run_tests.command_for(
+        "learners", ["learners", "solutions"])
+    assert "--skip-shared-cells" not in run_tests.command_for(
+        "learners", ["learners"])
+    assert "--skip-shared-cells" not in run_tests.command_for(
+        "solutions", ["learners", "solutions"])
+    shared_cells = load_shared_cells().shared_cells
+    import nbformat
+    path = ROOT / "notebooks" / "07_loss_types.ipynb"
+    learner, solution = (nbformat.read(p, as_version=4) for p in (
+        path, path.parent / "solutions" / path.name))
+    code = [c for c in learner.cells if c.cell_type == "code"]
+    skipped = shared_cells(learner, solution)
+    # the grpo-vs-dapo training, not the exercises or their checks
+    assert any("loss_type_comparison" in code[i].source for i in skipped)
+    assert not any("check(" in code[i].source for i in skipped)

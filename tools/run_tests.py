@@ -3,7 +3,10 @@
 Each suite is its own pytest process. The suites run `--jobs` at a time
 (2 by default: one per core of the machines we test on), the longest
 first, each taking the next free place, so the two places end close
-together. Each process keeps torch to one thread
+together. The browser suite runs beside them, in a place of its own: it
+mostly waits on JupyterLab and Chromium (alone, one `make test` here kept
+its two cores 45% idle for 80 s), and in a place of the pool it left one
+core idle while it waited. Each process keeps torch to one thread
 (OMP_NUM_THREADS=1): two threads a process on a shared core wait on each
 other at every op and run up to 25 times slower (see
 kit.models.one_cpu_thread). A suite's output is printed whole when it
@@ -15,6 +18,9 @@ language or the other: an even-numbered notebook (00, 02, ...) runs its
 English solution copy and its Japanese learner copy, an odd-numbered one
 its Japanese solution copy and its English learner copy. Across the two
 suites every notebook's code runs in both languages, at no extra kernel.
+When both notebook suites run, the learner suite skips the training and
+explorer cells that do in its copy what they do in the solution copy
+(tools/shared_cells.py says which): the solution suite runs them.
 
     python tools/run_tests.py                 # every suite
     python tools/run_tests.py unit browser    # some of them
@@ -83,23 +89,42 @@ SUITES = {
                   {"KIT_STRICT": "1"}),
     "training": ("multi-process and resume tests", PYTEST + TRAINING, {}),
     "browser": ("browser test", PYTEST + BROWSER, {}),
-    "learners": ("learner notebooks", NBVAL + copies("learners"), {}),
+    "learners": ("learner notebooks", NBVAL + [
+        "-p", "tools.shared_cells"] + copies("learners"), {}),
 }
+# suites that run beside the --jobs pool, each in a place of its own
+BESIDE = {"browser"}
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1"}
 
 
-def run_suite(name):
-    """Run one suite; (name, seconds, exit code, its output)."""
-    _, command, extra = SUITES[name]
+def command_for(name, suites):
+    """A suite's command when `suites` run: the learner suite skips the
+    cells the solution suite runs as they are, if that runs too
+    (tools/shared_cells.py)."""
+    command = SUITES[name][1]
+    if name == "learners" and "solutions" in suites:
+        command = command + ["--skip-shared-cells"]
+    return command
+
+
+def run_suite(name, command):
+    """Run one suite; (name, seconds, CPU seconds, exit code, output).
+
+    The CPU seconds are the suite's processes' own (wait4): far fewer than
+    its seconds means it mostly waits (timeouts, kernels starting)."""
+    extra = SUITES[name][2]
     env = {**os.environ, **OFFLINE, "OMP_NUM_THREADS": "1", **extra}
     start = time.monotonic()
     with tempfile.TemporaryFile("w+") as log:
-        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT,
-                               env=env, cwd=ROOT)
+        process = subprocess.Popen(command, stdout=log,
+                                   stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = code = os.waitstatus_to_exitcode(status)
         log.seek(0)
         output = log.read()
-    return name, time.monotonic() - start, code, output
+    return (name, time.monotonic() - start, usage.ru_utime + usage.ru_stime,
+            code, output)
 
 
 def main(argv=None):
@@ -115,20 +140,25 @@ def main(argv=None):
     unknown = sorted(set(suites) - set(SUITES))
     if unknown:
         parser.error(f"no suite {unknown[0]!r}: pick from {list(SUITES)}")
-    print(f"make test: {', '.join(suites)}, {args.jobs} at a time",
-          flush=True)
+    beside = [name for name in suites if name in BESIDE]
+    print(f"make test: {', '.join(suites)}, {args.jobs} at a time"
+          + "".join(f", {name} beside them" for name in beside), flush=True)
     start, results = time.monotonic(), []
-    with ThreadPoolExecutor(args.jobs) as pool:
-        for name, seconds, code, output in pool.map(run_suite, suites):
+    with ThreadPoolExecutor(args.jobs) as pool, \
+            ThreadPoolExecutor(max(1, len(beside))) as own_places:
+        runs = [(own_places if name in beside else pool).submit(
+            run_suite, name, command_for(name, suites)) for name in suites]
+        for run in runs:  # in the suites' order, each once it ends
+            name, seconds, cpu, code, output = run.result()
             what = SUITES[name][0]
             print(f"\n{'=' * 25} {what}: {seconds:.0f} s {'=' * 25}\n"
                   f"{output}", flush=True)
-            results.append((what, seconds, code))
-    times = ", ".join(f"{what} {seconds:.0f} s"
+            results.append((what, seconds, cpu, code))
+    times = ", ".join(f"{what} {seconds:.0f} s ({cpu:.0f} CPU-s)"
                       f"{'' if code == 0 else ' FAILED'}"
-                      for what, seconds, code in results)
+                      for what, seconds, cpu, code in results)
     print(f"\nmake test: {times}; {time.monotonic() - start:.0f} s in all")
-    return 1 if any(code for _, _, code in results) else 0
+    return 1 if any(code for *_, code in results) else 0
 
 
 if __name__ == "__main__":

@@ -278,12 +278,18 @@ def check_dataset(name, dataset, columns, algorithm, rows):
     for column in columns:
         if _all_text(dataset, column):
             continue  # Arrow knows: no need to look at every row
-        for index, value in enumerate(dataset[column]):
+        for index, value in enumerate(whole_column(dataset, column)):
             if not isinstance(value, str):
                 raise refusal("not_text", name=name, index=index,
                               column=column, value=value,
                               kind=type(value).__name__)
     return dataset
+
+
+def whole_column(dataset, column):
+    """A column as a list, read in one go: iterating `dataset[column]`
+    formats it row by row, about 150x slower (1 s for DPO's 72k pairs)."""
+    return dataset.with_format("arrow")[column].to_pylist()
 
 
 def _all_text(dataset, column):
@@ -313,7 +319,7 @@ def warn_unknown_text(name, tokenizer, dataset, columns):
         return
     rows, counts, examples, first = set(), {}, {}, None
     for column in columns:
-        texts = list(dataset[column])
+        texts = whole_column(dataset, column)
         lost = _unknown_spans(tokenizer, list(dict.fromkeys(texts)), unk)
         hit = [i for i, text in enumerate(texts) if text in lost]
         if not hit:
@@ -415,7 +421,7 @@ def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     """GRPO's datasets -> the dataset; refuse bad input before training."""
     dataset = check_dataset(name, dataset, ["prompt"], "GRPO", "prompts")
     warn_unknown_text(name, tokenizer, dataset, ["prompt"])
-    encoded = tokenizer(list(dataset["prompt"]))["input_ids"]
+    encoded = tokenizer(whole_column(dataset, "prompt"))["input_ids"]
     lengths = [len(ids) for ids in encoded]
     longest = max(range(len(lengths)), key=lengths.__getitem__)
     check_prompt_length(name, longest, lengths[longest],
