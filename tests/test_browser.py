@@ -1,7 +1,9 @@
 """A real browser: `make lab` serves JupyterLab, Chromium runs notebooks.
 
 What a learner sees, checked as a learner would meet it: notebook 04
-(solution copy) and 01 (Japanese) run top to bottom in JupyterLab, with no error; each training
+(solution copy) and 01 (Japanese) run top to bottom in JupyterLab, with no
+error, as strictly as the solution suite would run them (which then leaves
+them to this test: RUNS_WHOLE); each training
 cell's live plot is replaced several times while it trains and leaves one
 figure per run; each explorer renders, its sliders keep a usable track,
 and its figure changes when its slider moves. Each notebook opens
@@ -47,6 +49,32 @@ WRONG_ANSWER = """def not_shifted(logits, labels):  # a named mistake, on purpos
                            ignore_index=-100)
 
 check("causal_lm_loss", not_shifted)"""
+# The solution copies this test runs whole. They run strict, as the
+# solution suite runs them (a failed check or `expect` raises), and
+# tools/run_tests.py leaves them out of that suite when this test runs
+# beside it: each notebook's code still runs once a suite.
+RUNS_WHOLE = ([f"notebooks/solutions/{name}.ipynb" for name in NOTEBOOKS]
+              + [f"notebooks/ja/solutions/{JAPANESE}.ipynb"])
+CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
+
+
+def code_cell(cell_id, source):
+    return {"cell_type": "code", "id": cell_id, "metadata": {},
+            "outputs": [], "execution_count": None, "source": source}
+
+
+STRICT = code_cell("kit-strict", "import os\nos.environ['KIT_STRICT'] = '1'"
+                   "  # as the solution suite runs it")
+# the wrong answer at the end is shown (❌), not raised
+LENIENT = code_cell("kit-lenient", "os.environ.pop('KIT_STRICT')")
+
+
+def write_copy(source, target, before=(), after=()):
+    """A copy of notebook `source` with cells added before and after."""
+    book = json.loads(source.read_text(encoding="utf-8"))
+    book["cells"] = [*before, *book["cells"], *after]
+    target.write_text(json.dumps(book, ensure_ascii=False, indent=1),
+                      encoding="utf-8")
 
 
 def unavailable(reason):
@@ -55,11 +83,14 @@ def unavailable(reason):
     pytest.skip(reason)
 
 
+def chromium_found():
+    """The path of a Chromium on PATH, or None."""
+    return next(filter(None, map(shutil.which, CHROMIUM)), None)
+
+
 def find_chromium():
-    names = ("chromium", "chromium-browser", "google-chrome")
-    found = [shutil.which(name) for name in names]
-    if any(found):
-        return next(path for path in found if path)
+    if chromium_found():
+        return chromium_found()
     if os.getuid() != 0 or not shutil.which("apt-get"):
         unavailable("the browser test needs Chromium: apt-get install "
                     "chromium (as root) and run it again")
@@ -116,20 +147,15 @@ def lab(tmp_path_factory):
     if not shutil.which("make"):
         unavailable("the browser test starts JupyterLab with make lab")
     folder = tmp_path_factory.mktemp("lab")
-    for name in NOTEBOOKS:  # copies: the committed notebooks stay clean
-        shutil.copy(ROOT / "notebooks" / "solutions" / f"{name}.ipynb",
-                    folder)
+    # copies: the committed notebooks stay clean
+    for name in NOTEBOOKS:
+        write_copy(ROOT / "notebooks" / "solutions" / f"{name}.ipynb",
+                   folder / f"{name}.ipynb", before=[STRICT])
     shutil.copy(ROOT / "notebooks" / f"{LEARNER}.ipynb",
                 folder / f"learner_{LEARNER}.ipynb")
-    japanese = json.loads((ROOT / "notebooks" / "ja" / "solutions" /
-                           f"{JAPANESE}.ipynb").read_text(encoding="utf-8"))
-    japanese["cells"].append({"cell_type": "code", "id": "ja-wrong",
-                              "metadata": {}, "outputs": [],
-                              "execution_count": None,
-                              "source": WRONG_ANSWER})
-    (folder / f"ja_{JAPANESE}.ipynb").write_text(
-        json.dumps(japanese, ensure_ascii=False, indent=1),
-        encoding="utf-8")
+    write_copy(ROOT / "notebooks" / "ja" / "solutions" / f"{JAPANESE}.ipynb",
+               folder / f"ja_{JAPANESE}.ipynb", before=[STRICT],
+               after=[LENIENT, code_cell("ja-wrong", WRONG_ANSWER)])
     for hidden in ("src", "solutions"):  # as in notebooks/
         (folder / hidden).mkdir()
     write_settings(folder / "settings")

@@ -60,6 +60,32 @@ def test_the_browser_suite_runs_beside_the_pool(monkeypatch, tmp_path):
     assert run_tests.main(["--jobs", "1"]) == 0
 
 
+def test_the_solution_suite_leaves_the_browser_its_notebooks(monkeypatch):
+    """Only when the browser test runs beside it and will find Chromium
+    and Playwright: a browser test that skips takes no notebook with it."""
+    import importlib.util
+    import shutil
+    everything = list(run_tests.SUITES)
+    full = run_tests.SUITES["solutions"][1]
+    found = {"chromium": True, "playwright": True}
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/chromium"
+                        if name == "chromium" and found["chromium"] else None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: (
+        found["playwright"] or None) if name == "playwright"
+        else find_spec(name))
+    left = run_tests.browser_runs(everything)
+    assert left and set(left) < set(full)  # copies it would run itself
+    assert run_tests.command_for("solutions", everything) == [
+        arg for arg in full if arg not in left]
+    assert run_tests.command_for("solutions", ["solutions"]) == full
+    for missing in found:
+        found[missing] = False
+        assert run_tests.browser_runs(everything) == []
+        assert run_tests.command_for("solutions", everything) == full
+        found[missing] = True
+
+
 def test_an_unknown_suite_is_refused(suites, capsys):
     with pytest.raises(SystemExit):
         run_tests.main(["units"])

@@ -20,13 +20,17 @@ its Japanese solution copy and its English learner copy. Across the two
 suites every notebook's code runs in both languages, at no extra kernel.
 When both notebook suites run, the learner suite skips the training and
 explorer cells that do in its copy what they do in the solution copy
-(tools/shared_cells.py says which): the solution suite runs them.
+(tools/shared_cells.py says which): the solution suite runs them. When the
+browser test runs too, and finds Chromium and Playwright, the solution
+suite leaves it the solution copies it runs whole, as strictly
+(tests/test_browser.py, RUNS_WHOLE).
 
     python tools/run_tests.py                 # every suite
     python tools/run_tests.py unit browser    # some of them
 """
 
 import argparse
+import importlib.util
 import os
 import subprocess
 import sys
@@ -101,11 +105,27 @@ OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
 def command_for(name, suites):
     """A suite's command when `suites` run: the learner suite skips the
     cells the solution suite runs as they are, if that runs too
-    (tools/shared_cells.py)."""
+    (tools/shared_cells.py); the solution suite leaves out the copies the
+    browser test runs whole, if that runs too (browser_runs)."""
     command = SUITES[name][1]
     if name == "learners" and "solutions" in suites:
         command = command + ["--skip-shared-cells"]
+    if name == "solutions":
+        command = [arg for arg in command if arg not in browser_runs(suites)]
     return command
+
+
+def browser_runs(suites):
+    """The solution copies the browser test will run whole: none unless it
+    is among `suites` and finds what it needs, so that a browser test that
+    skips takes no notebook with it."""
+    if "browser" not in suites or not importlib.util.find_spec("playwright"):
+        return []
+    spec = importlib.util.spec_from_file_location(
+        "test_browser", ROOT / BROWSER[0])
+    browser = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(browser)
+    return browser.RUNS_WHOLE if browser.chromium_found() else []
 
 
 def run_suite(name, command):
@@ -143,6 +163,9 @@ def main(argv=None):
     beside = [name for name in suites if name in BESIDE]
     print(f"make test: {', '.join(suites)}, {args.jobs} at a time"
           + "".join(f", {name} beside them" for name in beside), flush=True)
+    if "solutions" in suites and browser_runs(suites):
+        print("the browser test runs", " and ".join(browser_runs(suites)),
+              "(not the solution suite)", flush=True)
     start, results = time.monotonic(), []
     with ThreadPoolExecutor(args.jobs) as pool, \
             ThreadPoolExecutor(max(1, len(beside))) as own_places:

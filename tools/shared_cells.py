@@ -9,7 +9,8 @@ both copies: notebook 07's grpo-vs-dapo training (18 s) is one. With
 `--skip-shared-cells` the learner suite skips such cells, and says so;
 tools/run_tests.py asks for it only when the solution suite runs too, and
 the solution suite runs every cell (in the other language, whose code
-cells are the same: `kit build --check`).
+cells are the same: `kit build --check`), or leaves the copy to the
+browser test, which runs it whole.
 
 What names cannot see (a file a skipped cell writes, the random state it
 leaves) is not followed: a later cell then runs as it would on a machine
