@@ -74,14 +74,9 @@ def copies(kind):
 
 
 # name -> (what it is, command, extra environment); longest first. One
-# `make test` here (2-core AMD EPYC) took grading 179 s, solutions 166,
-# unit 177, training 150, learners 118, browser 94 (447 s in all). Then
-# warm notebook kernels, no second training of notebooks 03 and 05 in
-# unit, one zygote in test_grade, DPO inside the multiprocess launch and
-# smaller resume runs; measured two suites at a time, machine shared:
-# unit 233 s, grading 217 (more than before: other jobs shared the
-# cores, load ~2.4; not yet explained), solutions 127, training 94,
-# learners 62 (browser not rerun).
+# `make test` on a 2-core AMD EPYC (AVX-512), with the browser beside the
+# pool: grading 123 s, unit 111, solutions 59, training 33, learners 24,
+# browser 82; 180 s in all, the cores 94% busy.
 SUITES = {
     "unit": ("unit tests", PYTEST + ["tests"] + [
         f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
