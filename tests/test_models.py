@@ -183,3 +183,32 @@ def test_trainers_share_the_encoded_sums_of_the_same_tokenizer(tmp_path):
                                 max_steps=1, tokenizer=other)
     assert third.train_dataset is not first.train_dataset
     assert third.train_dataset["input_ids"] == first.train_dataset["input_ids"]
+
+
+def test_the_shipped_policy_is_read_once_and_handed_out_as_copies(
+        tmp_path, monkeypatch):
+    """load_policy() keeps the shipped policy it read and gives copies:
+    what one caller trains, the next never sees; weights changed on disk
+    are read again."""
+    import shutil
+    from safetensors.torch import load_file, save_file
+    folder = tmp_path / "cpu"
+    shutil.copytree(models.policy_path("cpu"), folder)
+    monkeypatch.setattr(models, "policy_path", lambda preset=None: folder)
+
+    def weights(model):
+        return [p.detach().clone() for p in model.parameters()]
+    first, tokenizer = models.load_policy(preset="cpu")
+    shipped = weights(first)
+    with torch.no_grad():
+        for parameter in first.parameters():
+            parameter.add_(1.0)  # one caller trains its copy
+    tokenizer.pad_token = tokenizer.unk_token
+    second, tokenizer2 = models.load_policy(preset="cpu")
+    assert second is not first and tokenizer2.pad_token == "<pad>"
+    assert all(torch.equal(a, b) for a, b in zip(weights(second), shipped))
+    state = load_file(folder / "model.safetensors")
+    save_file({k: v * 2 for k, v in state.items()},
+              str(folder / "model.safetensors"))
+    third, _ = models.load_policy(preset="cpu")
+    assert not torch.equal(weights(third)[0], shipped[0])
