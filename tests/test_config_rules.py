@@ -137,6 +137,22 @@ def test_other_inputs_are_refused_in_one_line(data, message, tmp_path):
         grpo(tmp_path, data)
 
 
+def test_a_bad_row_of_a_shuffled_dataset_is_named_as_the_learner_sees_it(
+        tmp_path):
+    """The checks read whole columns at once (whole_column): through a
+    select/shuffle they must still name the row of the dataset given."""
+    rows = [{"prompt": "01+02=", "answer": "3"},
+            {"prompt": None, "answer": "5"},
+            {"prompt": "03+04=", "answer": "7"}]
+    picked = Dataset.from_list(rows).select([2, 0, 1])  # None is row 2
+    with pytest.raises(ValueError, match="train_dataset row 2: column "
+                       "'prompt' holds None"):
+        grpo(tmp_path, picked)
+    rows[1]["prompt"] = "1 and 2?"  # outside the toy vocabulary
+    with pytest.warns(UserWarning, match="e.g. row 2 'prompt' '1 and 2"):
+        grpo(tmp_path, Dataset.from_list(rows).select([2, 0, 1]))
+
+
 # ------------------------------------------------------------------ rewards
 
 def test_no_reward_function_is_refused(tmp_path):

@@ -86,6 +86,30 @@ def test_the_solution_suite_leaves_the_browser_its_notebooks(monkeypatch):
         found[missing] = True
 
 
+def test_the_browsers_copies_run_strict_as_the_solution_suite(
+        monkeypatch):
+    """What the solution suite leaves to the browser test still fails on
+    a failed check: the cell its copies start with sets KIT_STRICT=1, and
+    the cell before its deliberate mistake takes it back."""
+    import torch.nn.functional as F
+    from kit.checks import check
+    spec = importlib.util.spec_from_file_location(
+        "test_browser", ROOT / "tests" / "test_browser.py")
+    browser = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(browser)
+    import os
+    monkeypatch.setenv("KIT_STRICT", "0")  # restored after the test
+
+    def not_shifted(logits, labels):
+        return F.cross_entropy(logits.flatten(0, 1), labels.flatten(),
+                               ignore_index=-100)
+    exec(browser.STRICT["source"], {})
+    with pytest.raises(AssertionError, match="causal_lm_loss"):
+        check("causal_lm_loss", not_shifted)
+    exec(browser.LENIENT["source"], {"os": os})
+    assert check("causal_lm_loss", not_shifted).status == "failed"
+
+
 def test_an_unknown_suite_is_refused(suites, capsys):
     with pytest.raises(SystemExit):
         run_tests.main(["units"])

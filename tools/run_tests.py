@@ -4,9 +4,9 @@ Each suite is its own pytest process. The suites run `--jobs` at a time
 (2 by default: one per core of the machines we test on), the longest
 first, each taking the next free place, so the two places end close
 together. The browser suite runs beside them, in a place of its own: it
-mostly waits on JupyterLab and Chromium (alone, one `make test` here kept
-its two cores 45% idle for 80 s), and in a place of the pool it left one
-core idle while it waited. Each process keeps torch to one thread
+mostly waits on JupyterLab and Chromium (run alone, it left two cores
+45% idle over its 80 s), and in a place of the pool it left one core idle
+while it waited. Each process keeps torch to one thread
 (OMP_NUM_THREADS=1): two threads a process on a shared core wait on each
 other at every op and run up to 25 times slower (see
 kit.models.one_cpu_thread). A suite's output is printed whole when it
