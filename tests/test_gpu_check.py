@@ -1,12 +1,10 @@
 """`make gpu-check` and `make gpu-wheels`, as far as a CPU machine can go."""
 
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
 import time
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -42,46 +40,6 @@ def test_the_check_itself_refuses_to_run_without_cuda(capsys):
         gpucheck.main([])
     assert exit_.value.code == 2
     assert "a GPU is needed" in capsys.readouterr().err
-
-
-def fake_wheel(folder, name, files):
-    with zipfile.ZipFile(folder / name, "w", zipfile.ZIP_DEFLATED) as wheel:
-        for path, text in files.items():
-            wheel.writestr(path, text)
-    return folder / name
-
-
-def test_wheels_are_packed_and_come_back_installable(tmp_path, capsys):
-    downloads, carried, unpacked = (tmp_path / n for n in
-                                    ("downloads", "carried", "unpacked"))
-    downloads.mkdir()
-    files = {"pyarrow/lib.py": "x = 1\n" * 5000,
-             "pyarrow-15.dist-info/RECORD": "pyarrow/lib.py,,\n"}
-    fake_wheel(downloads, "pyarrow-15-cp312-cp312-linux.whl", files)
-    fake_wheel(downloads, "tiny-1.0-py3-none-any.whl", {"tiny.py": "y=2"})
-    assert gpucheck.pack_wheels(downloads, carried, max_mib=1) == 0
-    assert [p.name for p in carried.iterdir()] == [gpucheck.ARCHIVE]
-    assert "2 wheels" in capsys.readouterr().out
-    assert gpucheck.unpack_wheels(carried, unpacked) == 0
-    with zipfile.ZipFile(unpacked / "pyarrow-15-cp312-cp312-linux.whl") as w:
-        assert {i.filename: w.read(i).decode() for i in w.infolist()} == files
-        assert {i.compress_type for i in w.infolist()} == {zipfile.ZIP_STORED}
-    assert (unpacked / "tiny-1.0-py3-none-any.whl").exists()
-
-
-def test_an_archive_over_the_limit_is_refused(tmp_path, capsys):
-    fake_wheel(tmp_path, "pyarrow-15-cp312.whl",
-               {"big.bin": os.urandom(2**20)})  # random: xz cannot shrink it
-    assert gpucheck.pack_wheels(tmp_path, tmp_path / "out", max_mib=0.5) == 1
-    err = capsys.readouterr().err
-    assert "over the 0.5 MiB" in err and "pyarrow 1.0" in err
-
-
-def test_no_wheels_or_no_archive_is_refused(tmp_path, capsys):
-    assert gpucheck.pack_wheels(tmp_path, tmp_path / "out") == 1
-    assert "make gpu-wheels" in capsys.readouterr().err
-    assert gpucheck.unpack_wheels(tmp_path, tmp_path / "x") == 1
-    assert "make gpu-wheels" in capsys.readouterr().err
 
 
 def test_the_report_names_every_notebook_and_the_bench():

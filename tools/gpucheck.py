@@ -9,21 +9,25 @@ notebook), then `python -m kit bench --preset gpu`, and writes to docs/gpu/:
 `timings.json` (seconds and outcome per notebook), `bench.json` (the bench
 rows, tokens/s included), `bench.png`, the figures each notebook leaves
 open (`NN_name_N.png`) and a short `REPORT.md`. Without CUDA it does
-nothing and exits 2.
+nothing and exits 2; `--cpu FOLDER` rehearses the same run on the "cpu"
+preset, on a CPU, into FOLDER (a box-like install: README, "The GPU check").
+
+`--lock FOLDER` (the end of `make gpu-wheels`) records the downloaded
+wheels and checks them against the box's packages; `--install FOLDER
+TARGET` (the start of `make gpu-check`, on the box) installs what the box
+lacks into TARGET (tools/gpuwheels.py says how each is decided).
 
 Notebooks run in an IPython shell, one fresh process each, rather than in a
-Jupyter kernel: the GPU box is offline, its wheels come from a folder of at
-most 64 MiB (`make gpu-wheels`), and nbclient/ipykernel bring zmq, tornado
-and a debugger that the folder cannot hold next to pyarrow.
+Jupyter kernel: nbclient/ipykernel bring zmq, tornado and a debugger that
+the box lacks and the check does not need.
 """
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-import tarfile
 import time
-import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +35,9 @@ NOTEBOOKS = ROOT / "notebooks" / "solutions"
 OUT = ROOT / "docs" / "gpu"
 BUDGET_S = 8 * 60  # the whole check, notebooks and bench together
 BENCH_S = 150  # kept back for the bench
+# what the report names, beside the GPU
+VERSIONS = ("torch", "transformers", "datasets", "accelerate", "trl",
+            "numpy", "pyarrow")
 
 # Executed in the child: each code cell in turn, stopping at the first
 # error. Figures a cell leaves open are saved, so the report can show them.
@@ -65,9 +72,9 @@ def cuda_or_exit():
     return torch.cuda.get_device_name(0)
 
 
-def environment():
+def environment(preset="gpu"):
     """What the notebooks and the bench run with, and where."""
-    env = dict(os.environ, KIT_PRESET="gpu", KIT_STRICT="1",
+    env = dict(os.environ, KIT_PRESET=preset, KIT_STRICT="1",
                KIT_HEADLESS="1", HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1",
                TRANSFORMERS_OFFLINE="1", MPLBACKEND="Agg")
     env["PYTHONPATH"] = os.pathsep.join(
@@ -75,13 +82,14 @@ def environment():
     return env
 
 
-def run_notebook(path, timeout):
+def run_notebook(path, timeout, out=OUT, preset="gpu"):
     """Execute one notebook; (seconds, "passed" | "failed" | ..., tail)."""
     start = time.perf_counter()
     try:
         done = subprocess.run(
-            [sys.executable, "-c", RUN_CELLS, str(path), str(OUT)],
-            cwd=ROOT / "notebooks", env=environment(), capture_output=True,
+            [sys.executable, "-c", RUN_CELLS, str(path), str(out)],
+            cwd=ROOT / "notebooks", env=environment(preset),
+            capture_output=True,
             text=True, timeout=timeout)
         status = "passed" if done.returncode == 0 else "failed"
         tail = (done.stdout + done.stderr)[-2000:]
@@ -90,12 +98,12 @@ def run_notebook(path, timeout):
     return time.perf_counter() - start, status, tail
 
 
-def run_bench(timeout):
+def run_bench(timeout, out=OUT, preset="gpu"):
     """`kit bench --preset gpu`: its rows, or None and why not."""
-    command = [sys.executable, "-m", "kit", "bench", "--preset", "gpu",
-               "--repeats", "3", "--json", "--plot", str(OUT / "bench.png")]
+    command = [sys.executable, "-m", "kit", "bench", "--preset", preset,
+               "--repeats", "3", "--json", "--plot", str(out / "bench.png")]
     try:
-        done = subprocess.run(command, cwd=ROOT, env=environment(),
+        done = subprocess.run(command, cwd=ROOT, env=environment(preset),
                               capture_output=True, text=True,
                               timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -105,18 +113,19 @@ def run_bench(timeout):
     return json.loads(done.stdout.strip().splitlines()[-1]), ""
 
 
-def report(gpu, versions, notebooks, rows, bench_error, total):
+def report(gpu, versions, notebooks, rows, bench_error, total,
+           preset="gpu"):
     """REPORT.md: what ran, how long, how fast."""
     lines = [
         "# GPU check", "",
         f"`make gpu-check` on {gpu}; {versions}. Every solution notebook on "
-        f"the \"gpu\" preset (KIT_PRESET=gpu, KIT_STRICT=1), then "
-        f"`python -m kit bench --preset gpu --repeats 3`: "
+        f"the \"{preset}\" preset (KIT_PRESET={preset}, KIT_STRICT=1), "
+        f"then `python -m kit bench --preset {preset} --repeats 3`: "
         f"{total:.0f} s in all.", "",
         "| notebook | seconds | outcome |", "|---|---:|---|"]
     lines += [f"| {n['notebook']} | {n['seconds']:.1f} | {n['status']} |"
               for n in notebooks]
-    lines += ["", "## kit bench --preset gpu", ""]
+    lines += ["", f"## kit bench --preset {preset}", ""]
     if rows is None:
         lines += ["The bench did not finish:", "", "```", bench_error, "```"]
     else:
@@ -129,103 +138,127 @@ def report(gpu, versions, notebooks, rows, bench_error, total):
     return "\n".join(lines) + "\n"
 
 
-# Wheels are zip files, each compressed on its own, so the 64 MiB folder
-# held 74 MiB of them. Stored (uncompressed) wheels are still wheels; put
-# in one xz archive they compress together, about 40% smaller.
-ARCHIVE = "wheels.tar.xz"
+# ------------------------------------------------------------ the wheels
 
-
-def pack_wheels(downloads, folder, max_mib=64):
-    """`make gpu-wheels`' last step: pack, then 0 if the archive fits."""
-    wheels = sorted(Path(downloads).glob("*.whl"),
-                    key=lambda wheel: -wheel.stat().st_size)
-    if not wheels:
-        print(f"{downloads}: no wheels; run `make gpu-wheels` online",
+def lock_wheels(folder, max_mib=64):
+    """`make gpu-wheels`' last step: record the wheels, check them; 0 if ok."""
+    import gpuwheels
+    facts = gpuwheels.write_lock(folder, Path(folder) / "wheels.lock")
+    if not facts:
+        print(f"{folder}: no wheels; run `make gpu-wheels` online",
               file=sys.stderr)
         return 1
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    archive = folder / ARCHIVE
-    with tarfile.open(archive, "w:xz") as tar:
-        for wheel in wheels:
-            stored = folder / wheel.name
-            with zipfile.ZipFile(wheel) as source, zipfile.ZipFile(
-                    stored, "w", zipfile.ZIP_STORED) as target:
-                for item in source.infolist():
-                    data = source.read(item)
-                    item.compress_type = zipfile.ZIP_STORED
-                    target.writestr(item, data)
-            tar.add(stored, arcname=wheel.name)
-            stored.unlink()
-    wheel_mib = sum(wheel.stat().st_size for wheel in wheels) / 2**20
-    mib = archive.stat().st_size / 2**20
-    print(f"{archive}: {len(wheels)} wheels ({wheel_mib:.1f} MiB as "
-          f"downloaded) in {mib:.1f} MiB (limit {max_mib} MiB)")
+    mib = sum(w.stat().st_size for w in Path(folder).glob("*.whl")) / 2**20
+    problems = gpuwheels.unmet(facts, gpuwheels.read_box(),
+                               gpuwheels.kit_floors(_names(facts)))
     if mib > max_mib:
-        biggest = ", ".join(f"{w.name.split('-')[0]} "
-                            f"{w.stat().st_size / 2**20:.1f}"
-                            for w in wheels[:5])
-        print(f"{archive}: {mib:.1f} MiB is over the {max_mib} MiB the GPU "
-              f"box accepts; the biggest wheels (MiB): {biggest}",
-              file=sys.stderr)
-        return 1
-    return 0
+        problems.append(f"{mib:.1f} MiB of wheels is over the {max_mib} MiB "
+                        f"the GPU box accepts")
+    for problem in problems:
+        print(f"{folder}: {problem}", file=sys.stderr)
+    print(f"{folder}: {len(facts)} wheels, {mib:.1f} MiB, "
+          f"{'problems above' if problems else 'every requirement met'}")
+    return 1 if problems else 0
 
 
-def unpack_wheels(folder, into):
-    """On the GPU box: the archive back into wheels pip can install."""
-    archive = Path(folder) / ARCHIVE
-    if not archive.exists():
-        print(f"{archive} is missing: run `make gpu-wheels` online and "
-              f"bring {folder} along", file=sys.stderr)
+def install_wheels(folder, target):
+    """On the box: install what it lacks into `target`; 0 if all is met."""
+    import gpuwheels
+    lock = gpuwheels.read_lock(Path(folder) / "wheels.lock") if (
+        Path(folder) / "wheels.lock").exists() else None
+    if lock is None or not all((Path(folder) / w["file"]).exists()
+                               for w in lock):
+        print(f"{folder} is missing wheels: run `make gpu-wheels` online "
+              f"and bring {folder} along", file=sys.stderr)
         return 1
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    return 0
+    installed = gpuwheels.installed_versions()
+    chosen, problems, said = gpuwheels.install_plan(
+        lock, installed, gpuwheels.kit_floors(_names(lock)))
+    for line in said:
+        print(f"make gpu-check: {line}")
+    for problem in problems:
+        print(f"make gpu-check: {problem}", file=sys.stderr)
+    if problems:
+        print("make gpu-check: the box cannot run the course with these "
+              "wheels; nothing was installed", file=sys.stderr)
+        return 2
+    shutil.rmtree(target, ignore_errors=True)
+    files = [str(Path(folder) / w["file"]) for w in chosen]
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-index",
+         "--no-deps", "--no-compile", "--disable-pip-version-check",
+         "--target", str(target), *files])
+    print(f"make gpu-check: {len(chosen)} wheels into {target}")
+    return done.returncode
+
+
+def _names(facts):
+    """The distributions whose floors the kit's pyproject sets, and ours."""
+    return {w["name"] for w in facts} | {"torch", "accelerate", "matplotlib",
+                                          "tqdm"}
+
+
+def versions():
+    """One line: the versions the notebooks ran with."""
+    from importlib import metadata
+    found = []
+    for name in VERSIONS:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name} missing")
+    return ", ".join(found)
+
+
+def run_check(out, preset, device):
+    """Every solution notebook, then the bench; 0 when all passed."""
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    notebooks = []
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        left = BUDGET_S - BENCH_S - (time.perf_counter() - start)
+        seconds, status, tail = (run_notebook(path, left, out, preset)
+                                 if left > 5 else
+                                 (0.0, "not run: out of time", ""))
+        notebooks.append(dict(notebook=path.name, seconds=seconds,
+                              status=status, tail=tail))
+        print(f"{path.name:<36} {seconds:6.1f} s  {status}", flush=True)
+    left = BUDGET_S - (time.perf_counter() - start)
+    rows, bench_error = run_bench(max(left, 30), out, preset)
+    total = time.perf_counter() - start
+    used = versions()
+    (out / "timings.json").write_text(json.dumps(
+        dict(gpu=device, versions=used, preset=preset, total_seconds=total,
+             notebooks=notebooks), indent=1))
+    if rows is not None:
+        (out / "bench.json").write_text(json.dumps(rows, indent=1))
+    (out / "REPORT.md").write_text(
+        report(device, used, notebooks, rows, bench_error, total, preset))
+    print(f"wrote {out}/REPORT.md ({total:.0f} s)")
+    ok = rows is not None and all(n["status"] == "passed" for n in notebooks)
+    return 0 if ok else 1
 
 
 def main(argv=None):
     import argparse
     parser = argparse.ArgumentParser(prog="python tools/gpucheck.py",
                                      description=__doc__.splitlines()[0])
-    parser.add_argument("--pack", nargs=2, metavar=("DOWNLOADS", "FOLDER"),
-                        help="pack downloaded wheels into FOLDER/" + ARCHIVE)
-    parser.add_argument("--unpack", nargs=2, metavar=("FOLDER", "INTO"),
-                        help="unpack FOLDER/" + ARCHIVE + " into INTO")
+    parser.add_argument("--lock", metavar="FOLDER",
+                        help="record and check the wheels in FOLDER")
+    parser.add_argument("--install", nargs=2, metavar=("FOLDER", "TARGET"),
+                        help="install what this Python lacks into TARGET")
+    parser.add_argument("--cpu", metavar="FOLDER",
+                        help="rehearse on a CPU, the cpu preset, into FOLDER")
     parser.add_argument("--max-mib", type=float, default=64)
     args = parser.parse_args(argv)
-    if args.pack:
-        return pack_wheels(*args.pack, max_mib=args.max_mib)
-    if args.unpack:
-        return unpack_wheels(*args.unpack)
-    gpu = cuda_or_exit()
-    import torch
-    import transformers
-    versions = (f"torch {torch.__version__}, transformers "
-                f"{transformers.__version__}")
-    OUT.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    notebooks = []
-    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
-        left = BUDGET_S - BENCH_S - (time.perf_counter() - start)
-        seconds, status, tail = (run_notebook(path, left) if left > 5
-                                 else (0.0, "not run: out of time", ""))
-        notebooks.append(dict(notebook=path.name, seconds=seconds,
-                              status=status, tail=tail))
-        print(f"{path.name:<36} {seconds:6.1f} s  {status}", flush=True)
-    left = BUDGET_S - (time.perf_counter() - start)
-    rows, bench_error = run_bench(max(left, 30))
-    total = time.perf_counter() - start
-    (OUT / "timings.json").write_text(json.dumps(
-        dict(gpu=gpu, versions=versions, total_seconds=total,
-             notebooks=notebooks), indent=1))
-    if rows is not None:
-        (OUT / "bench.json").write_text(json.dumps(rows, indent=1))
-    (OUT / "REPORT.md").write_text(
-        report(gpu, versions, notebooks, rows, bench_error, total))
-    print(f"wrote {OUT.relative_to(ROOT)}/REPORT.md ({total:.0f} s)")
-    ok = rows is not None and all(n["status"] == "passed" for n in notebooks)
-    return 0 if ok else 1
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    if args.lock:
+        return lock_wheels(args.lock, max_mib=args.max_mib)
+    if args.install:
+        return install_wheels(*args.install)
+    if args.cpu:
+        return run_check(Path(args.cpu).resolve(), "cpu", "a CPU (rehearsal)")
+    return run_check(OUT, "gpu", cuda_or_exit())
 
 
 if __name__ == "__main__":
