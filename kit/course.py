@@ -24,8 +24,8 @@ import os
 from pathlib import Path
 
 from kit.labels import say
+from kit.runtime import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 SOURCES = NOTEBOOKS / "src"
 SOLUTIONS = NOTEBOOKS / "solutions"

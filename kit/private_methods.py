@@ -102,7 +102,7 @@ def overrides(classes):
     """{private Trainer method: the kit files overriding it} over the MROs
     of `classes`: what RECORD must list."""
     from transformers import Trainer
-    from kit.course import ROOT
+    from kit.runtime import ROOT
     found = {}
     for cls in classes:
         for owner in cls.__mro__:

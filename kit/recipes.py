@@ -3,7 +3,7 @@
 Each `*_trainer` function returns a ready `Trainer`, so a notebook can add a
 callback or swap a method before calling `.train()`. Running one to the end
 and saving what it leaves (`run`, `save`, the shipped starting policy) is
-`kit.runs`; those names are still found here.
+`kit.runs`.
 """
 
 import torch
@@ -296,20 +296,3 @@ def loss_type_comparison(loss_type, preset=None, output_dir=None, seed=0,
                         f"runs/07_{loss_type}", seed=seed,
                         loss_type=loss_type, **knobs)
 
-
-# ------------------------------------------------- moved to kit.runs
-
-_RUNS = ("RECIPES", "Recipe", "SHIP_DTYPE", "build_starting_policy", "run",
-         "save", "save_plot", "save_starting_policy")
-
-
-def __getattr__(name):
-    """`kit.recipes.run` and the rest of kit.runs, from their old home.
-
-    Looked up only when asked for: kit.runs imports this module, and this
-    one never imports it at the top.
-    """
-    if name in _RUNS:
-        from kit import runs
-        return getattr(runs, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

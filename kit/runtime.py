@@ -3,6 +3,9 @@
 import os
 from pathlib import Path
 
+# The folder that holds kit/: in a checkout, the repository's root.
+ROOT = Path(__file__).resolve().parents[1]
+
 # torch is imported where it is used: `python -m kit` builds its argument
 # parser from PRESETS without waiting seconds for torch.
 
@@ -27,7 +30,7 @@ def runs_dir():
     """
     if os.environ.get("KIT_RUNS"):
         return Path(os.environ["KIT_RUNS"])
-    checkout = Path(__file__).resolve().parents[1]
+    checkout = ROOT
     if (checkout / "pyproject.toml").exists():
         return checkout / "runs"
     return Path("runs")

@@ -120,7 +120,8 @@ def test_the_starting_policy_is_rebuilt_from_the_repo_on_any_cpu(tmp_path,
     the same first steps, and a stop at the first evaluation in the band.
     """
     import json
-    from kit.recipes import BAND, build_starting_policy
+    from kit.recipes import BAND
+    from kit.runs import build_starting_policy
     path = build_starting_policy("cpu", tmp_path)
     rebuilt, tokenizer = models.load_policy(str(path))
     def config(model):

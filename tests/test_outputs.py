@@ -75,10 +75,10 @@ def test_only_the_documented_rebuild_writes_into_kit_policies(
 
 
 def test_a_notebook_cannot_overwrite_the_shipped_policy_either(shipped):
-    from kit import recipes
+    from kit import runs
     before = sha256(shipped / "cpu" / "model.safetensors")
     with pytest.raises(ValueError, match="shipped starting policies"):
-        recipes.run("sft", output_dir=shipped / "cpu", max_steps=3)
+        runs.run("sft", output_dir=shipped / "cpu", max_steps=3)
     assert sha256(shipped / "cpu" / "model.safetensors") == before
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from kit import cli, recipes, tasks
+from kit import cli, recipes, runs, tasks
 
 TIMING = ("runtime", "per_second", "generation/seconds")
 
@@ -69,8 +69,8 @@ def test_a_resumed_run_ends_where_an_uninterrupted_one_does(recipe, tmp_path,
     # (It is also where DPO and GRPO log: a logged loss averages the steps
     # since the last log, and a resumed run has only its own.)
     full, saved, resumed = (tmp_path / n for n in ("full", "saved", "resumed"))
-    recipes.run(recipe, full, max_steps=20, disable_tqdm=True)
-    recipes.run(recipe, saved, max_steps=20, save_steps=10, disable_tqdm=True)
+    runs.run(recipe, full, max_steps=20, disable_tqdm=True)
+    runs.run(recipe, saved, max_steps=20, save_steps=10, disable_tqdm=True)
     # the command line, as a learner would resume
     kit_train(capsys, recipe, "--max-steps", "20", "--output-dir",
               str(resumed), "--resume-from-checkpoint",
@@ -86,7 +86,7 @@ def test_a_resumed_run_ends_where_an_uninterrupted_one_does(recipe, tmp_path,
 @pytest.mark.parametrize("recipe", ["sft", "dpo", "grpo"])
 def test_another_seed_gives_another_curve(recipe, tmp_path, small_runs):
     for seed in (3, 4):
-        recipes.run(recipe, tmp_path / str(seed), max_steps=2,
+        runs.run(recipe, tmp_path / str(seed), max_steps=2,
                     logging_steps=1, seed=seed, disable_tqdm=True)
     assert history(tmp_path / "3") != history(tmp_path / "4")
 
