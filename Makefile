@@ -36,9 +36,9 @@ LAB_FLAGS += --no-browser
 endif
 
 LAB_ROOT ?= notebooks
-# The course's JupyterLab settings (kit/lab.py says what each does): no news
-# pop-up, src/ and solutions/ out of the file browser, notebooks that do
-# not show as modified on opening.
+# The course's JupyterLab settings (kit/builder/lab.py says what each
+# does): no news pop-up, src/ and solutions/ out of the file browser,
+# notebooks that do not show as modified on opening.
 LAB_CONFIG := JUPYTER_CONFIG_PATH=$(CURDIR)/tools/lab$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH))
 
 lab: setup

@@ -95,23 +95,23 @@ def _doctor(args):
 
 
 def _build(args):
-    from kit import course, course_ja
+    from kit.builder import japanese, notebooks, paths
     if args.ja_stale:  # for translators: what to (re)translate
-        blocks = course_ja.ja_stale()
+        blocks = japanese.ja_stale()
         print("\n".join(blocks) or "every Japanese translation is current")
         return 0
-    stale = course.build(check=args.check)
+    stale = notebooks.build(check=args.check)
     for path in stale:
         verb = ("out of date (run `python -m kit build`)" if args.check
                 else "written")
-        print(f"{path.relative_to(course.ROOT)}: {verb}")
+        print(f"{path.relative_to(paths.ROOT)}: {verb}")
     if not stale:
         print("all notebooks match their sources")
-    problems = course.text_problems()  # a slip in the text fails the build
+    problems = notebooks.text_problems()  # a slip in the text fails the build
     for problem in problems:
         print(f"notebooks/src/{problem}")
     # a missing or stale translation fails --check (notebooks/src/*.ja.md)
-    ja = course_ja.ja_problems()
+    ja = japanese.ja_problems()
     for problem in ja:
         print(problem)
     return 1 if (args.check and (stale or ja)) or problems else 0

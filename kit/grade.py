@@ -60,8 +60,9 @@ from kit.checks import EXERCISES
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([\w.-]+)["']""")
 ANY_CHECK = re.compile(r"\bcheck\(")
 SKIPPED_FOLDERS = {"solutions", ".ipynb_checkpoints"}
-SKIPPED_TAGS = {"train", "plot"}  # cells no check needs (kit.course)
-# how a notebook says its language (kit.course_ja writes it so)
+# cells no check needs (kit.builder.notebooks)
+SKIPPED_TAGS = {"train", "plot"}
+# how a notebook says its language (kit.builder.japanese writes it so)
 SETUP_LANG = re.compile(
     r"""\bsetup_notebook\([^)]*\blang\s*=\s*\\?["'](\w+)\\?["']""")
 LANG_READ_LIMIT = 2_000_000  # bytes read to find it; the call is near the top

@@ -7,7 +7,8 @@ import torch
 from transformers import Trainer
 
 from conftest import status
-from kit import checks, course, losses
+from kit import checks, losses
+from kit.builder import paths
 from kit.trainers import GRPOTrainer
 
 pytestmark = pytest.mark.usefixtures("lenient")
@@ -423,7 +424,7 @@ LEVELS = re.compile(r"""hint\(["'](\w+)["'], 1\)`? \(levels\s+#?\s*"""
 @pytest.mark.parametrize("name", ["03_dpo_compute_loss", "04_grpo_dataloader",
                                   "05_grpo_end_to_end"])
 def test_the_notebook_says_how_many_hints_there_are(name):
-    text = (course.SOURCES / f"{name}.py").read_text()
+    text = (paths.SOURCES / f"{name}.py").read_text()
     found = LEVELS.findall(text)
     assert found
     for exercise_id, levels in found:

@@ -11,7 +11,8 @@ import re
 import nbformat
 import pytest
 
-from kit import checks, course
+from kit import checks
+from kit.builder import paths
 from kit.checks import EXERCISES
 
 CHECK_LINE = re.compile(r"""^check\(\s*["']([\w.-]+)["']""", re.M)
@@ -34,7 +35,7 @@ def defined_names(code):
 def test_each_solution_pasted_into_its_stub_passes(name, capsys,
                                                    monkeypatch):
     monkeypatch.setenv("KIT_STRICT", "1")  # a failure raises
-    notebook = nbformat.read(course.NOTEBOOKS / f"{name}.ipynb", 4)
+    notebook = nbformat.read(paths.NOTEBOOKS / f"{name}.ipynb", 4)
     code = [cell.source for cell in notebook.cells
             if cell.cell_type == "code"]
     scope = {}
@@ -59,7 +60,7 @@ def test_each_solution_pasted_into_its_stub_passes(name, capsys,
                        if e.notebook == name]
 
 
-@pytest.mark.parametrize("path", sorted(course.SOURCES.glob("0*.py")),
+@pytest.mark.parametrize("path", sorted(paths.SOURCES.glob("0*.py")),
                          ids=lambda path: path.stem)
 def test_a_notebook_imports_what_it_tells_the_learner_to_call(path):
     text = path.read_text()

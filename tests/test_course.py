@@ -8,6 +8,7 @@ import torch
 import pytest
 
 from kit import course, grade
+from kit.builder import notebooks, paths
 from kit.checks import EXERCISES
 
 SOURCE = '''\
@@ -23,25 +24,27 @@ y = f(1)
 
 
 def test_the_solved_cell_drops_the_markers():
-    assert course.solved(SOURCE) == "def f(x):\n    return x + 1\n\ny = f(1)"
+    assert (notebooks.solved(SOURCE)
+            == "def f(x):\n    return x + 1\n\ny = f(1)")
 
 
 def test_the_learner_cell_gets_stubs_and_knows_it_raises():
-    text, raises = course.learner(SOURCE)
-    assert text == ("def f(x):\n    " + course.STUB + "\n\n" + course.STUB)
+    text, raises = notebooks.learner(SOURCE)
+    stub = notebooks.STUB
+    assert text == ("def f(x):\n    " + stub + "\n\n" + stub)
     assert raises  # the second stub runs at top level
 
 
 def test_a_stub_inside_a_function_does_not_raise_on_definition():
-    text, raises = course.learner(SOURCE.split("\n\n")[0])
+    text, raises = notebooks.learner(SOURCE.split("\n\n")[0])
     assert not raises and "NotImplementedError" in text
 
 
 def test_an_explicit_stub_replaces_the_solution():
     source = ("### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION\n"
               "### BEGIN STUB\nanswer = None\n### END STUB\nprint(answer)")
-    assert course.solved(source) == "answer = 42\nprint(answer)"
-    assert course.learner(source) == ("answer = None\nprint(answer)", False)
+    assert notebooks.solved(source) == "answer = 42\nprint(answer)"
+    assert notebooks.learner(source) == ("answer = None\nprint(answer)", False)
 
 
 @pytest.mark.parametrize("broken", [
@@ -51,24 +54,24 @@ def test_an_explicit_stub_replaces_the_solution():
 ])
 def test_broken_markers_are_reported(broken):
     with pytest.raises(ValueError):
-        course.solved(broken)
+        notebooks.solved(broken)
 
 
 def test_build_check_names_a_stale_notebook(tmp_path, monkeypatch):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "07_demo.py").write_text(
         "# %%\n" + SOURCE + "\n# %% tags=[\"uses-exercise\"]\nprint(y)\n")
-    monkeypatch.setattr(course, "NOTEBOOKS", tmp_path)
-    monkeypatch.setattr(course, "SOURCES", tmp_path / "src")
-    monkeypatch.setattr(course, "SOLUTIONS", tmp_path / "solutions")
-    assert len(course.build()) == 2  # both written
-    assert course.build(check=True) == []
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(paths, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(paths, "SOLUTIONS", tmp_path / "solutions")
+    assert len(notebooks.build()) == 2  # both written
+    assert notebooks.build(check=True) == []
     learner = nbformat.read(tmp_path / "07_demo.ipynb", as_version=4)
     assert "raises-exception" in learner.cells[-1].metadata["tags"]
     solved = nbformat.read(tmp_path / "solutions" / "07_demo.ipynb", 4)
     assert "tags" not in solved.cells[-1].metadata
     (tmp_path / "src" / "07_demo.py").write_text("# %%\nprint('changed')\n")
-    assert course.build(check=True) == [tmp_path / "07_demo.ipynb",
+    assert notebooks.build(check=True) == [tmp_path / "07_demo.ipynb",
                                         tmp_path / "solutions" / "07_demo.ipynb"]
 
 
@@ -79,12 +82,12 @@ def test_committed_notebooks_match_their_sources():
 
 
 def committed_notebooks():
-    return sorted(course.NOTEBOOKS.glob("*.ipynb")) + sorted(
-        course.SOLUTIONS.glob("*.ipynb"))
+    return sorted(paths.NOTEBOOKS.glob("*.ipynb")) + sorted(
+        paths.SOLUTIONS.glob("*.ipynb"))
 
 
 @pytest.mark.parametrize("path", committed_notebooks(), ids=lambda p: str(
-    p.relative_to(course.NOTEBOOKS)))
+    p.relative_to(paths.NOTEBOOKS)))
 def test_committed_notebooks_are_clean_and_open_on_colab(path):
     notebook = nbformat.read(path, as_version=4)
     nbformat.validate(notebook)
@@ -95,10 +98,10 @@ def test_committed_notebooks_are_clean_and_open_on_colab(path):
             assert all(len(line) <= 79 for line in cell.source.splitlines()), (
                 "lines must fit Colab")
     # the badge opens this very notebook, in its own set, on Colab
-    folder = path.parent.relative_to(course.ROOT).as_posix()
-    assert (f"colab.research.google.com/github/{course.REPOSITORY}/blob/main/"
+    folder = path.parent.relative_to(paths.ROOT).as_posix()
+    assert (f"colab.research.google.com/github/{paths.REPOSITORY}/blob/main/"
             f"{folder}/{path.name})") in notebook.cells[0].source
-    assert notebook.cells[1].source == course.COLAB_INSTALL
+    assert notebook.cells[1].source == notebooks.COLAB_INSTALL
     intro = notebook.cells[2].source
     assert "**You will:**" in intro and "**Time:**" in intro
 
@@ -113,9 +116,9 @@ def test_the_colab_install_cell_says_so_when_pip_fails(monkeypatch, capsys):
         return types.SimpleNamespace(returncode=1)
     monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("colab"))
     monkeypatch.setattr(real, "run", failing_run)
-    exec(course.COLAB_INSTALL, {})
+    exec(notebooks.COLAB_INSTALL, {})
     (command,) = calls
-    assert command[-1] == f"git+https://github.com/{course.REPOSITORY}"
+    assert command[-1] == f"git+https://github.com/{paths.REPOSITORY}"
     assert not any("lab" in part or "torch" in part for part in command)
     out = capsys.readouterr().out.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("❌ Could not install the kit")
@@ -123,11 +126,11 @@ def test_the_colab_install_cell_says_so_when_pip_fails(monkeypatch, capsys):
 
 def test_the_colab_install_cell_does_nothing_elsewhere(monkeypatch, capsys):
     monkeypatch.delitem(sys.modules, "google.colab", raising=False)
-    exec(course.COLAB_INSTALL, {})
+    exec(notebooks.COLAB_INSTALL, {})
     assert capsys.readouterr().out == ""
 
 
-@pytest.mark.parametrize("path", sorted(course.NOTEBOOKS.glob("*.ipynb")),
+@pytest.mark.parametrize("path", sorted(paths.NOTEBOOKS.glob("*.ipynb")),
                          ids=lambda p: p.name)
 def test_every_checked_exercise_is_registered_for_its_notebook(path):
     ids = grade.exercises_in(nbformat.read(path, as_version=4))
@@ -185,7 +188,7 @@ explore_dpo()
 
 
 def test_a_heading_inside_a_code_cell_is_a_problem():
-    from kit.notebook_text import problems
+    from kit.builder.prose import problems
     found = problems(cells(("markdown", "## Explore"),
                            ("code", EXERCISE_IN_CODE)))
     assert any("★★★ Exercise 4" in line and "cell 1 (code, under "
@@ -198,7 +201,7 @@ def test_a_heading_inside_a_code_cell_is_a_problem():
 
 
 def test_solution_markers_and_short_comments_are_not_prose():
-    from kit.notebook_text import problems
+    from kit.builder.prose import problems
     code = ("def f(x):\n    ### BEGIN SOLUTION\n    return x\n"
             "    ### END SOLUTION\n\n# a note\n# on two lines")
     assert problems(cells(("code", code))) == []
@@ -223,7 +226,7 @@ GRPO_PLOT = ('trainer = recipes.grpo_trainer("cpu", callbacks=['
     ("A panel for generation joins in notebook 04.", DPO_PLOT, None),
 ])
 def test_prose_names_only_panels_the_figure_has(prose, code, wrong):
-    from kit.notebook_text import problems
+    from kit.builder.prose import problems
     found = problems(cells(("markdown", prose), ("code", "x = 1"),
                            ("code", code)))
     if wrong is None:
@@ -238,10 +241,10 @@ def test_build_fails_on_a_text_problem_and_names_it(tmp_path, monkeypatch,
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "07_demo.py").write_text(
         "# %% [markdown]\n# ## Explore\n\n# %%\n" + EXERCISE_IN_CODE + "\n")
-    monkeypatch.setattr(course, "NOTEBOOKS", tmp_path)
-    monkeypatch.setattr(course, "SOURCES", tmp_path / "src")
-    monkeypatch.setattr(course, "SOLUTIONS", tmp_path / "solutions")
-    monkeypatch.setattr(course, "ROOT", tmp_path)
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(paths, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(paths, "SOLUTIONS", tmp_path / "solutions")
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
     assert cli.main(["build"]) == 1  # written, and still a failure
     assert cli.main(["build", "--check"]) == 1
     out = capsys.readouterr().out
@@ -263,7 +266,7 @@ def test_notebooks_carry_the_kernelspec_jupyterlab_writes():
 
 # ------------------------------------------------ what `make lab` serves
 
-LAB = course.ROOT / "tools" / "lab"
+LAB = paths.ROOT / "tools" / "lab"
 
 
 def test_make_lab_turns_jupyterlabs_news_off_with_a_setting_it_has():
@@ -287,7 +290,7 @@ def test_make_lab_turns_jupyterlabs_news_off_with_a_setting_it_has():
     assert overrides["@jupyterlab/apputils-extension:notification"][
         "fetchNews"] == "false"  # "none" asks, with the pop-up
     command = subprocess.run(["make", "-n", "-o", "setup", "lab"],
-                             cwd=course.ROOT, capture_output=True,
+                             cwd=paths.ROOT, capture_output=True,
                              text=True).stdout
     assert f"JUPYTER_CONFIG_PATH={LAB}" in command
 
@@ -295,10 +298,10 @@ def test_make_lab_turns_jupyterlabs_news_off_with_a_setting_it_has():
 def lab_manager(root):
     import json
 
-    from kit.lab import CourseContentsManager
+    from kit.builder.lab import CourseContentsManager
     config = json.loads((LAB / "jupyter_server_config.json").read_text())
     assert config["ServerApp"]["contents_manager_class"] == (
-        "kit.lab.CourseContentsManager")
+        "kit.builder.lab.CourseContentsManager")
     return CourseContentsManager(root_dir=str(root),
                                  **config["ContentsManager"])
 
@@ -329,10 +332,10 @@ def test_make_lab_serves_notebooks_as_their_kernel_will_describe_them(
     import asyncio
 
     from ipykernel.ipkernel import IPythonKernel
-    built = course.build_one(course.SOURCES / "00_setup.py")
-    path = next(p for p in built if p.parent == course.NOTEBOOKS)
+    built = notebooks.build_one(paths.SOURCES / "00_setup.py")
+    path = next(p for p in built if p.parent == paths.NOTEBOOKS)
     (tmp_path / "00.ipynb").write_text(built[path])
     model = asyncio.run(lab_manager(tmp_path).get("00.ipynb"))
     metadata = model["content"]["metadata"]
     assert metadata["language_info"] == IPythonKernel.language_info
-    assert metadata["kernelspec"] == course.KERNELSPEC
+    assert metadata["kernelspec"] == notebooks.KERNELSPEC

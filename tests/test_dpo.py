@@ -10,6 +10,7 @@ import torch
 from datasets import Dataset
 
 from kit import course, losses, recipes, tasks
+from kit.builder import notebooks, paths
 from kit.gradients import accumulated_gradient
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer
@@ -351,13 +352,13 @@ def test_notebook_03_checks_what_its_run_learns():
     are asserted by the notebook itself, after its training: `make test`
     runs the solution under KIT_STRICT=1, so they fail there, and no unit
     test trains the same 150 steps again."""
-    claims = course.expectations("03_dpo_compute_loss")
+    claims = notebooks.expectations("03_dpo_compute_loss")
     assert [claim for claim, _ in claims] == [
         "the training loss to halve", "evaluations from step 0 to the last",
         "a held-out rewards/margins above 1",
         "held-out rewards/accuracies of 0.75 or more",
         "greedy accuracy not to fall"]
-    cells = json.loads((course.SOLUTIONS / "03_dpo_compute_loss.ipynb")
+    cells = json.loads((paths.SOLUTIONS / "03_dpo_compute_loss.ipynb")
                        .read_text())["cells"]
     trained = next(index for index, cell in enumerate(cells)
                    if "trainer_class=MyDPOTrainer" in "".join(cell["source"]))

@@ -25,7 +25,8 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 
-from kit import cli, course, grade
+from kit import cli, grade
+from kit.builder import paths
 
 HEADER = ["submission", "notebook", "exercise", "stars", "status",
           "mistake", "attempts", "message", "error"]
@@ -380,7 +381,7 @@ def test_a_scorecard_names_the_mistake_and_says_what_differs(tmp_path,
 
 
 def test_an_untouched_course_notebook_is_all_not_attempted(warm):
-    result = kit_grade(str(course.NOTEBOOKS / "02_callbacks_vs_subclassing"
+    result = kit_grade(str(paths.NOTEBOOKS / "02_callbacks_vs_subclassing"
                            ".ipynb"), "--json")
     assert result.returncode == 1
     card = json.loads(result.stdout)
@@ -521,8 +522,8 @@ def _bound_and_used(source):
     return bound, used
 
 
-@pytest.mark.parametrize("path", sorted(course.NOTEBOOKS.glob("0*.ipynb")) +
-                         sorted(course.SOLUTIONS.glob("0*.ipynb")),
+@pytest.mark.parametrize("path", sorted(paths.NOTEBOOKS.glob("0*.ipynb")) +
+                         sorted(paths.SOLUTIONS.glob("0*.ipynb")),
                          ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_grade_skips_only_cells_no_check_needs(path):
     """Training and explorer cells are tagged; no tagged cell checks, and
@@ -758,8 +759,8 @@ def _said_in(lang, exercise_id, source, name):
 
 def test_the_notebooks_language_is_the_reports_default(tmp_path,
                                                        monkeypatch):
-    ja = course.NOTEBOOKS / "ja" / "04_grpo_dataloader.ipynb"
-    en = course.NOTEBOOKS / "04_grpo_dataloader.ipynb"
+    ja = paths.NOTEBOOKS / "ja" / "04_grpo_dataloader.ipynb"
+    en = paths.NOTEBOOKS / "04_grpo_dataloader.ipynb"
     assert [grade.notebook_language(p) for p in (
         ja, en, tmp_path / "missing.ipynb")] == ["ja", "en", "en"]
     assert grade.run_language([("a", ja), ("b", ja)]) == "ja"

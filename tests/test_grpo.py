@@ -10,7 +10,8 @@ import pytest
 import torch
 from datasets import Dataset
 
-from kit import course, losses, recipes, tasks
+from kit import losses, recipes, tasks
+from kit.builder import notebooks, paths
 from kit.gradients import accumulated_gradient
 from kit.models import greedy_accuracy, load_policy
 from kit.trainers import GRPOConfig, GRPOTrainer
@@ -326,10 +327,10 @@ def test_notebook_05_checks_that_its_run_raises_held_out_accuracy():
     CPU) is asserted by the notebook, after its 400-step course run:
     `make test` runs the solution under KIT_STRICT=1 rather than training
     the same run again here."""
-    claims = course.expectations("05_grpo_end_to_end")
+    claims = notebooks.expectations("05_grpo_end_to_end")
     assert [claim for claim, _ in claims] == [
         "held-out accuracy to climb by 0.2 or more"]
-    cells = json.loads((course.SOLUTIONS / "05_grpo_end_to_end.ipynb")
+    cells = json.loads((paths.SOLUTIONS / "05_grpo_end_to_end.ipynb")
                        .read_text())["cells"]
     trained = next(index for index, cell in enumerate(cells)
                    if "trainer_class=MyGRPOTrainer" in "".join(cell["source"]))

@@ -7,7 +7,8 @@ import jupytext
 import nbformat
 import pytest
 
-from kit import cli, course, course_ja, i18n
+from kit import cli, course, i18n
+from kit.builder import japanese, notebooks, paths
 
 NAME = "00_setup"
 
@@ -15,17 +16,17 @@ NAME = "00_setup"
 @pytest.fixture
 def tree(tmp_path, monkeypatch):
     """A notebooks/ folder holding notebook 00 only, built, as committed."""
-    monkeypatch.setattr(course, "ROOT", tmp_path)
+    monkeypatch.setattr(paths, "ROOT", tmp_path)
     tmp_path = tmp_path / "notebooks"
     src = tmp_path / "src"
     src.mkdir(parents=True)
     for suffix in (".py", ".ja.md"):
-        shutil.copy(course.SOURCES / f"{NAME}{suffix}", src)
+        shutil.copy(paths.SOURCES / f"{NAME}{suffix}", src)
     for name, path in (("NOTEBOOKS", tmp_path), ("SOURCES", src),
                        ("SOLUTIONS", tmp_path / "solutions"),
                        ("JA", tmp_path / "ja"),
                        ("JA_SOLUTIONS", tmp_path / "ja" / "solutions")):
-        monkeypatch.setattr(course_ja if name.startswith("JA") else course,
+        monkeypatch.setattr(japanese if name.startswith("JA") else paths,
                             name, path)
     assert cli.main(["build"]) == 0
     return tmp_path
@@ -113,7 +114,7 @@ def test_ja_stale_lists_what_to_translate_with_its_text(tree, capsys):
     out = capsys.readouterr().out
     english = jupytext.read(source).cells[4].source
     assert (f"# {NAME}.ja.md (stale)\n<!-- ja: cell 4 · en "
-            f"{course_ja.cell_hash(english)} -->\n## The little world") in out
+            f"{japanese.cell_hash(english)} -->\n## The little world") in out
     assert out.count("<!-- ja: cell") == 1
 
 
@@ -126,10 +127,11 @@ def test_the_japanese_text_gets_the_structure_checks(tree, capsys):
 
 
 def test_the_rewrite_adds_the_language_and_the_extra():
-    assert course_ja.ja_code("setup_notebook()") == 'setup_notebook(lang="ja")'
-    assert (course_ja.ja_code("x = 1\nsetup_notebook(seed=3)\n")
+    assert japanese.ja_code("setup_notebook()") == 'setup_notebook(lang="ja")'
+    assert (japanese.ja_code("x = 1\nsetup_notebook(seed=3)\n")
             == 'x = 1\nsetup_notebook(seed=3, lang="ja")\n')
-    assert "inside-the-trainer[ja] @" in course_ja.ja_code(course.COLAB_INSTALL)
+    install = japanese.ja_code(notebooks.COLAB_INSTALL)
+    assert "inside-the-trainer[ja] @" in install
 
 
 def test_setup_notebook_checks_and_sets_the_language(capsys):
@@ -145,11 +147,11 @@ def test_setup_notebook_checks_and_sets_the_language(capsys):
 
 
 def test_every_notebook_has_its_japanese_copies():
-    for source in sorted(course.SOURCES.glob("[0-9][0-9]_*.py")):
-        for folder in (course_ja.JA, course_ja.JA_SOLUTIONS):
+    for source in sorted(paths.SOURCES.glob("[0-9][0-9]_*.py")):
+        for folder in (japanese.JA, japanese.JA_SOLUTIONS):
             path = folder / f"{source.stem}.ipynb"
             notebook = nbformat.read(path, as_version=4)
-            rel = path.relative_to(course.ROOT).as_posix()
+            rel = path.relative_to(paths.ROOT).as_posix()
             assert f"blob/main/{rel})" in notebook.cells[0].source
             for cell in notebook.cells:
                 assert all(len(line) <= 79
@@ -175,7 +177,7 @@ def test_japanese_figures_draw_every_glyph(recwarn):
 def test_japanese_lines_are_joined_where_a_browser_would_show_a_space():
     text = ("損失を\n計算します。\n`loss` を\n返す\n- 項目\n  の続き\n"
             "```\nコード\nです\n```\n$$a\nb$$\n文\nです")
-    assert course_ja.join_wrapped(text) == (
+    assert japanese.join_wrapped(text) == (
         "損失を計算します。\n`loss` を返す\n- 項目の続き\n"
         "```\nコード\nです\n```\n$$a\nb$$\n文です")
 

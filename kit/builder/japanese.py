@@ -8,7 +8,7 @@ Japanese text of each of its markdown cells, in order, one block each:
     ...
 
 "cell 4" is the English cell's index among the source's cells (as in
-`kit.notebook_text`'s messages); the hash is the first 10 hex digits of
+`kit.builder.prose`'s messages); the hash is the first 10 hex digits of
 the sha1 of that English cell's text. Blocks are matched to cells by
 that hash (so a cell inserted before them leaves them translated), and
 an English edit marks its translation stale. Code cells are the English
@@ -21,16 +21,16 @@ import hashlib
 import re
 from pathlib import Path
 
-from kit import course
+from kit.builder import paths
 
-JA = course.NOTEBOOKS / "ja"
+JA = paths.NOTEBOOKS / "ja"
 JA_SOLUTIONS = JA / "solutions"
 JA_BLOCK = re.compile(r"^<!-- ja: cell (\d+) · en ([0-9a-f]{10}) -->$",
                       re.MULTILINE)
 SETUP_CALL = re.compile(r"^(\s*)setup_notebook\((.*)\)(\s*)$", re.MULTILINE)
-KIT_URL = f'kit = "git+https://github.com/{course.REPOSITORY}"'
+KIT_URL = f'kit = "git+https://github.com/{paths.REPOSITORY}"'
 KIT_URL_JA = ('kit = ("inside-the-trainer[ja] @ "\n'
-              f'           "git+https://github.com/{course.REPOSITORY}")')
+              f'           "git+https://github.com/{paths.REPOSITORY}")')
 
 
 def cell_hash(text):
@@ -148,7 +148,7 @@ def ja_sources():
     """-> {source path: (Japanese cells or None, translation problems)}."""
     import jupytext
     out = {}
-    for path in sorted(course.SOURCES.glob("[0-9][0-9]_*.py")):
+    for path in sorted(paths.SOURCES.glob("[0-9][0-9]_*.py")):
         ja = translation_path(path)
         if not ja.exists():
             out[path] = (None, [f"notebooks/src/{ja.name}: missing: "
@@ -185,8 +185,8 @@ def ja_problems():
     the English ones (a hand edit): one line each, for `build --check`."""
     import nbformat
     found = [p for _, problems in ja_sources().values() for p in problems]
-    for folder, ja_folder in ((course.NOTEBOOKS, JA),
-                              (course.SOLUTIONS, JA_SOLUTIONS)):
+    for folder, ja_folder in ((paths.NOTEBOOKS, JA),
+                              (paths.SOLUTIONS, JA_SOLUTIONS)):
         for path in sorted(ja_folder.glob("*.ipynb")):
             english = folder / path.name
             if english.exists():
@@ -194,7 +194,7 @@ def ja_problems():
                     nbformat.read(english, as_version=4),
                     nbformat.read(path, as_version=4),
                     "notebooks/"
-                    + path.relative_to(course.NOTEBOOKS).as_posix())
+                    + path.relative_to(paths.NOTEBOOKS).as_posix())
     return found
 
 
@@ -203,7 +203,7 @@ def ja_stale():
     paste into its .ja.md file (the English text in place of Japanese)."""
     import jupytext
     out = []
-    for path in sorted(course.SOURCES.glob("[0-9][0-9]_*.py")):
+    for path in sorted(paths.SOURCES.glob("[0-9][0-9]_*.py")):
         ja = translation_path(path)
         try:
             blocks = read_translation(ja) if ja.exists() else []

@@ -1,0 +1,240 @@
+"""One source, two notebooks: the learner's copy and the solved one.
+
+Each notebook has a single source, `notebooks/src/NN_name.py`, in jupytext's
+percent format. Solutions sit between markers, as in nbgrader:
+
+    ### BEGIN SOLUTION
+    loss = ...
+    ### END SOLUTION
+    ### BEGIN STUB          (optional: what the learner starts from)
+    loss = None
+    ### END STUB
+
+The solved copy drops the markers and the stubs; the learner's copy swaps
+each solution for its stub, or for `raise NotImplementedError`. A cell tagged
+`uses-exercise` runs code the learner writes, so in the learner's copy it is
+tagged `raises-exception`: nbval and `grade` then expect it may fail.
+A cell tagged `train` (it trains, or reads what training made) or `plot`
+(it only draws) keeps its tag in both copies: no check needs it, so
+`kit grade` skips it unless `--all-cells`.
+"""
+
+from pathlib import Path
+
+from kit.builder import paths
+
+# What JupyterLab writes when ipykernel's kernel starts: the same text here,
+# so opening a notebook does not change (and mark modified) its kernelspec.
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python",
+              "name": "python3"}
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+BEGIN_STUB, END_STUB = "### BEGIN STUB", "### END STUB"
+STUB = 'raise NotImplementedError("exercise: write your code here")'
+
+# Colab has torch, ipywidgets 7.7 and matplotlib already: pip keeps them
+# (the kit asks for no newer ones), so installing takes seconds, and the
+# JupyterLab that `make lab` adds is left out (it is the `lab` extra).
+COLAB_INSTALL = f"""\
+# On Colab, install the kit first; anywhere else this cell does nothing.
+import subprocess, sys
+if "google.colab" in sys.modules:
+    kit = "git+https://github.com/{paths.REPOSITORY}"
+    pip = [sys.executable, "-m", "pip", "install", "-q", kit]
+    if subprocess.run(pip).returncode != 0:
+        print("❌ Could not install the kit (pip's message is above): "
+              "check the connection, then run this cell again.")"""
+
+
+def colab_badge(name, solutions=False, lang="en"):
+    """The 'Open in Colab' badge of notebook `name`, in its own set."""
+    folder = "notebooks" if lang == "en" else f"notebooks/{lang}"
+    folder += "/solutions" if solutions else ""
+    url = (f"https://colab.research.google.com/github/{paths.REPOSITORY}"
+           f"/blob/main/{folder}/{name}.ipynb")
+    return (f"[![Open In Colab](https://colab.research.google.com/assets/"
+            f"colab-badge.svg)]({url})")
+
+
+# ------------------------------------------------- solution regions
+
+def _regions(lines):
+    """Yield (kind, lines) runs: kind is "code", "solution" or "stub"."""
+    kind, run = "code", []
+    for line in lines:
+        marker = line.strip()
+        if marker in (BEGIN, BEGIN_STUB):
+            if kind != "code":
+                raise ValueError(f"{marker!r} inside an open region")
+            yield kind, run
+            kind, run = ("solution" if marker == BEGIN else "stub"), [line]
+        elif marker in (END, END_STUB):
+            if (kind, marker) not in (("solution", END), ("stub", END_STUB)):
+                raise ValueError(f"{marker!r} without its BEGIN")
+            yield kind, run + [line]
+            kind, run = "code", []
+        else:
+            run.append(line)
+    if kind != "code":
+        raise ValueError(f"a {kind} region is never closed")
+    yield kind, run
+
+
+def solved(source):
+    """The solved cell: solutions kept without markers, stubs dropped."""
+    out = []
+    for kind, run in _regions(source.splitlines()):
+        if kind == "solution":
+            out += run[1:-1]
+        elif kind == "code":
+            out += run
+    return "\n".join(out)
+
+
+def _followed_by_stub(regions):
+    for kind, run in regions:
+        if kind == "code" and not any(line.strip() for line in run):
+            continue  # blank lines between END SOLUTION and BEGIN STUB
+        return kind == "stub"
+    return False
+
+
+def learner(source):
+    """The learner's cell, and whether running it raises at top level."""
+    out, raises = [], False
+    regions = list(_regions(source.splitlines()))
+    for i, (kind, run) in enumerate(regions):
+        if kind == "code":
+            out += run
+        elif kind == "stub":
+            out += run[1:-1]
+        else:
+            indent = run[0][:len(run[0]) - len(run[0].lstrip())]
+            if not _followed_by_stub(regions[i + 1:]):
+                out.append(indent + STUB)
+                raises = raises or indent == ""
+    return "\n".join(out), raises
+
+
+# ------------------------------------------------------------ building
+
+def _notebook(cells, name, solutions=False, lang="en"):
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    from kit.builder import japanese
+    install = (COLAB_INSTALL if lang == "en"
+               else japanese.ja_code(COLAB_INSTALL))
+    header = [nbformat.v4.new_markdown_cell(colab_badge(name, solutions,
+                                                        lang)),
+              nbformat.v4.new_code_cell(install)]
+    nb.cells = header + cells
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"{name[:2]}-{i:02d}"  # stable ids: stable diffs
+    nb.metadata = {"kernelspec": dict(KERNELSPEC),
+                   "language_info": {"name": "python"}}
+    return nb
+
+
+def _cell(cell, source, tags):
+    import nbformat
+    if cell.cell_type == "markdown":
+        new = nbformat.v4.new_markdown_cell(source)
+    else:
+        new = nbformat.v4.new_code_cell(source)
+    if tags:
+        new.metadata["tags"] = sorted(tags)
+    return new
+
+
+def _copies(cells, name, lang="en"):
+    """-> (learner notebook, solved notebook) from a source's cells."""
+    solved_cells, learner_cells = [], []
+    for cell in cells:
+        tags = set(cell.metadata.get("tags", []))
+        uses_exercise = "uses-exercise" in tags
+        tags.discard("uses-exercise")
+        if cell.cell_type != "code":
+            solved_cells.append(_cell(cell, cell.source, tags))
+            learner_cells.append(_cell(cell, cell.source, tags))
+            continue
+        solved_cells.append(_cell(cell, solved(cell.source), tags))
+        text, raises = learner(cell.source)
+        if raises or uses_exercise:
+            tags = tags | {"raises-exception"}
+        learner_cells.append(_cell(cell, text, tags))
+    return (_notebook(learner_cells, name, lang=lang),
+            _notebook(solved_cells, name, solutions=True, lang=lang))
+
+
+def build_one(path, ja_cells=None):
+    """-> {output path: notebook text} for one source file (and its
+    Japanese copies, given the Japanese cells)."""
+    import jupytext  # the build needs it, learners' notebooks do not
+    import nbformat
+    name = Path(path).stem
+    learner_nb, solved_nb = _copies(jupytext.read(path).cells, name)
+    out = {paths.NOTEBOOKS / f"{name}.ipynb": nbformat.writes(learner_nb),
+           paths.SOLUTIONS / f"{name}.ipynb": nbformat.writes(solved_nb)}
+    if ja_cells is not None:
+        learner_nb, solved_nb = _copies(ja_cells, name, lang="ja")
+        from kit.builder.japanese import JA, JA_SOLUTIONS
+        out[JA / f"{name}.ipynb"] = nbformat.writes(learner_nb)
+        out[JA_SOLUTIONS / f"{name}.ipynb"] = nbformat.writes(solved_nb)
+    return out
+
+
+def build_all():
+    out = {}
+    from kit.builder import japanese
+    for path, (ja_cells, _) in japanese.ja_sources().items():
+        out.update(build_one(path, ja_cells))
+    return out
+
+
+def text_problems():
+    """What each source's text gets wrong (kit.builder.prose), one line
+    each: prose in a code cell, a panel the figure does not have."""
+    import jupytext
+    from kit.builder.japanese import ja_sources, translation_path
+    from kit.builder.prose import problems
+    found = [f"{path.name}: {problem}"
+             for path in sorted(paths.SOURCES.glob("[0-9][0-9]_*.py"))
+             for problem in problems(jupytext.read(path).cells)]
+    # the Japanese text gets the same checks (headings in code cells...)
+    return found + [f"{translation_path(path).name}: {problem}"
+                    for path, (cells, _) in ja_sources().items()
+                    if cells is not None for problem in problems(cells)]
+
+
+def build(check=False):
+    """Write both notebook sets, or with check=True list the stale ones."""
+    stale = []
+    for path, text in build_all().items():
+        current = path.read_text() if path.exists() else None
+        if current == text + "\n":
+            continue
+        stale.append(path)
+        if not check:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text + "\n")
+    return stale
+
+
+def expectations(name):
+    """The claims the solved notebook `name` checks with `expect`, in order,
+    each as (claim, index of its code cell): a test can see they are there,
+    after the training they are about."""
+    import ast
+    import json
+    solved_copy = paths.SOLUTIONS / f"{name}.ipynb"
+    cells = json.loads(solved_copy.read_text())["cells"]
+    found = []
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] != "code":
+            continue
+        for node in ast.walk(ast.parse("".join(cell["source"]))):
+            if (isinstance(node, ast.Call)
+                    and getattr(node.func, "id", None) == "expect"
+                    and isinstance(node.args[0], ast.Constant)):
+                found.append((node.args[0].value, index))
+    return found
