@@ -148,13 +148,15 @@ def _report_paths(args):
 
 
 def _grade(args):
-    from kit import grade, outputs
+    from kit import outputs
+    from kit.grading import grade
     try:
         csv_path, html_path = _report_paths(args)
     except outputs.Refused as error:  # printed as grade prints its errors
         print(json.dumps({"error": str(error)}) if args.json else error)
         return 2
-    # the report, and the kernels' checkers, speak args.lang (kit.grade)
+    # the report, and the kernels' checkers, speak args.lang
+    # (kit.grading.grade)
     return grade.main(args.paths, as_json=args.json, timeout=args.timeout,
                       jobs=args.jobs, csv_path=csv_path, html_path=html_path,
                       all_cells=args.all_cells, lang=args.lang)

@@ -441,8 +441,9 @@ def test_a_japanese_notebook_shows_japanese_labels_and_no_boxes(lab):
 
 
 def japanese_class_report():
-    """kit.gradebook's page in Japanese for a made-up class of three."""
-    from kit import gradebook, i18n
+    """kit.grading.gradebook's page in Japanese for a class of three."""
+    from kit import i18n
+    from kit.grading import gradebook
 
     def card(who, statuses):
         rows = [{"id": e, "stars": 1, "status": status, "mistake": mistake,

@@ -7,8 +7,9 @@ import nbformat
 import torch
 import pytest
 
-from kit import course, grade
+from kit import course
 from kit.builder import notebooks, paths
+from kit.grading import grade
 from kit.checks import EXERCISES
 
 SOURCE = '''\

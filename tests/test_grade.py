@@ -25,8 +25,9 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 
-from kit import cli, grade
+from kit import cli
 from kit.builder import paths
+from kit.grading import grade
 
 HEADER = ["submission", "notebook", "exercise", "stars", "status",
           "mistake", "attempts", "message", "error"]
@@ -217,7 +218,7 @@ def test_a_hostile_kernel_reaches_neither_grader_nor_secret(graded_class):
     child, secret, parent, runs = json.loads(spy.read_text())
     assert secret is None  # U3: the grader's environment stayed behind
     assert "kit-grade-" in runs  # runs/ in its own folder, removed after
-    assert parent != os.getpid()  # its SIGTERM went to kit.grade_kernel
+    assert parent != os.getpid()  # its SIGTERM went to kit.grading.kernel_shim
     assert "jon/03_dpo_compute_loss.ipynb" not in result.stdout  # no error
     assert _ends(child)  # U2: its own session ended with the kernel
 
@@ -619,7 +620,7 @@ def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
     grader.kill()
     grader.wait()
     kernel = int(spy.read_text())
-    for _ in range(100):  # kit.grade_kernel notices, and cleans up
+    for _ in range(100):  # kit.grading.kernel_shim notices, and cleans up
         if not list((tmp_path / "tmp").glob("kit-grade-*")):
             break
         time.sleep(0.1)
@@ -627,7 +628,7 @@ def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
     assert _ends(kernel)
 
 
-# ------------------------------------------ warm kernels (kit.grade_zygote)
+# ------------------------------------------ warm kernels (kit.grading.zygote)
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -681,14 +682,14 @@ def _card(exercise_id, status, error=None):
 
 
 def test_the_page_escapes_a_status_even_in_a_class_attribute():
-    from kit import gradebook
+    from kit.grading import gradebook
     cards = [_card("dpo_loss", '"><script>alert(1)</script>')]
     html = gradebook.html_page(cards, gradebook.summarise(cards))
     assert "<script" not in html and 'class="not-graded"' in html
 
 
 def test_a_label_with_dollars_still_gets_a_whole_page(tmp_path):
-    from kit import gradebook
+    from kit.grading import gradebook
     cards = [_card("$\\frac{$", "failed")]
     path = tmp_path / "class.html"
     gradebook.write_html(cards, gradebook.summarise(cards), path)

@@ -5,7 +5,8 @@ import string
 
 import pytest
 
-from kit import checks, i18n, labels, report_text
+from kit import checks, i18n, labels
+from kit.grading import report_text
 from kit.checks import EXERCISES, advice
 from kit.checks.messages import MESSAGES
 from kit.trainers import guards

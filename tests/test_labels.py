@@ -7,8 +7,8 @@ import warnings
 
 import pytest
 
-from kit import bench, course, explore, gradebook, i18n, labels, live
-from kit import report_text
+from kit import bench, course, explore, i18n, labels, live
+from kit.grading import gradebook, report_text
 from kit.live import LiveFigure
 
 TABLES = {**labels.TABLES, **report_text.TABLES}

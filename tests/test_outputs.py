@@ -37,7 +37,7 @@ def no_training(monkeypatch):
 
 @pytest.fixture
 def no_grading(monkeypatch):
-    from kit import grade
+    from kit.grading import grade
     monkeypatch.setattr(grade, "main", lambda *a, **k: pytest.fail(
         "graded although the report path was bad"))
 
@@ -160,7 +160,7 @@ def test_grade_reports_onto_other_peoples_files_are_refused(
 
 def test_grade_may_rewrite_its_own_reports(tmp_path, class_of_two,
                                            monkeypatch):
-    from kit import grade, gradebook
+    from kit.grading import grade, gradebook
     card = {"submission": "alice", "notebook": "03", "error": None,
             "exercises": [], "passed": 0, "total": 0}
     csv_path, html_path = tmp_path / "class.csv", tmp_path / "class.html"
@@ -249,7 +249,7 @@ def test_report_parents_under_a_file_are_refused_before_any_work(
 
 def test_report_folders_are_made_before_grading(tmp_path, class_of_two,
                                                monkeypatch):
-    from kit import grade
+    from kit.grading import grade
     csv_path = tmp_path / "reports" / "week 3" / "class.csv"
     monkeypatch.setattr(grade, "main", lambda *a, **k: int(
         not csv_path.parent.is_dir()))

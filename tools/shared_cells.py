@@ -23,7 +23,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-SHARED_TAGS = {"train", "plot"}  # kit.grade.SKIPPED_TAGS: train or draw only
+# kit.grading.grade.SKIPPED_TAGS: cells that train or draw only
+SHARED_TAGS = {"train", "plot"}
 
 
 def pytest_addoption(parser):

@@ -1,4 +1,4 @@
-"""A pytest plugin: nbval's kernels forked warm from one kit.grade_zygote.
+"""A pytest plugin: nbval's kernels forked warm from one kit.grading.zygote.
 
 Each notebook's kernel spent about 6.5 s of CPU importing torch,
 transformers and datasets; 14 notebooks, two suites. With `-p
@@ -11,7 +11,7 @@ children, and nbval's kernels are pytest's children.
 
 Anything wrong (not Linux, the zygote not ready in time, a kernel name
 already chosen) leaves nbval as it was; a client that finds no zygote
-becomes the cold shim (kit.grade_kernel) and starts ipykernel the usual
+becomes the cold shim (kit.grading.kernel_shim) and starts ipykernel the usual
 way. KIT_WARM_KERNELS=0 turns it off.
 """
 
@@ -58,7 +58,7 @@ def pytest_configure(config):
 def pytest_unconfigure(config):
     if not _state:
         return
-    from kit import grade_kernel
+    from kit.grading import kernel_shim
     process = _state["process"]
     try:
         process.stdin.close()  # its cue to end
@@ -66,7 +66,7 @@ def pytest_unconfigure(config):
     except (OSError, subprocess.TimeoutExpired):
         process.kill()
         process.wait()
-    grade_kernel.sweep(_state["token"])  # a kernel left behind
+    kernel_shim.sweep(_state["token"])  # a kernel left behind
     shutil.rmtree(_state["folder"], ignore_errors=True)
     _state.clear()
 
@@ -78,7 +78,7 @@ def _start(folder, token):
     env = dict(os.environ, OMP_NUM_THREADS="1", KIT_GRADE_RUN=token)
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "kit.grade_zygote", "serve",
+            [sys.executable, "-m", "kit.grading.zygote", "serve",
              str(folder / "socket")], env=env, cwd=folder,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -107,7 +107,7 @@ def _write_kernelspec(folder):
     spec.mkdir(parents=True)
     work = folder / "work"  # what a shim removes if pytest dies
     work.mkdir()
-    argv = [sys.executable, "-m", "kit.grade_zygote", "client",
+    argv = [sys.executable, "-m", "kit.grading.zygote", "client",
             str(folder / "socket"), str(work), "--",
             sys.executable, "-m", "ipykernel_launcher",
             "-f", "{connection_file}"]

@@ -14,9 +14,9 @@ whose check cell was deleted) shows up as "not attempted".
 Each submission is graded inside its own guard: a broken or hostile file
 is one failed row, never the end of the class. Reports are rewritten after
 each submission, so Ctrl-C (or SIGTERM) keeps what was graded. Kernels run
-through `kit.grade_kernel`, which keeps them away from the grader and ends
-whatever they start. With more submissions than --jobs, kernels are forked
-warm (torch already imported) from one `kit.grade_zygote` per run, which
+through `kit.grading.kernel_shim`, which keeps them away from the grader and
+ends whatever they start. With more submissions than --jobs, kernels are forked
+warm (torch already imported) from one `kit.grading.zygote` per run, which
 keeps the same guarantees; KIT_GRADE_COLD=1 starts each one cold. Student
 code still runs with the grader's rights: the README says what that
 leaves open, and the container that closes it.
@@ -53,8 +53,9 @@ from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from tqdm import tqdm
 
 import kit
-from kit import gradebook, grade_kernel, i18n
-from kit.report_text import say
+from kit import i18n
+from kit.grading import gradebook, kernel_shim
+from kit.grading.report_text import say
 from kit.checks import EXERCISES
 
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([\w.-]+)["']""")
@@ -225,10 +226,10 @@ def _kernel_env(work, token):
 
 
 def _through_the_shim(work):
-    """A kernel manager that starts the kernel under kit.grade_kernel, or
-    forked warm from the zygote when one runs (kit.grade_zygote)."""
-    start = (["kit.grade_zygote", "client", _zygote["socket"]]
-             if _zygote else ["kit.grade_kernel"])
+    """A kernel manager that starts the kernel under kit.grading.kernel_shim,
+    or forked warm from the zygote when one runs (kit.grading.zygote)."""
+    start = (["kit.grading.zygote", "client", _zygote["socket"]]
+             if _zygote else ["kit.grading.kernel_shim"])
 
     class ShimmedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
@@ -244,7 +245,7 @@ def warm_wanted(count, jobs):
 
 
 def start_zygote():
-    """Start kit.grade_zygote; on any trouble, one line and cold kernels."""
+    """Start kit.grading.zygote; on any trouble, one line and cold kernels."""
     folder = Path(tempfile.mkdtemp(prefix="kit-zygote-"))
     token, process = uuid.uuid4().hex, None
     # torch's thread pool must not start before the forks (a forked thread
@@ -252,7 +253,7 @@ def start_zygote():
     env = {"OMP_NUM_THREADS": "1", **_kernel_env(folder, token)}
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "kit.grade_zygote", "serve",
+            [sys.executable, "-m", "kit.grading.zygote", "serve",
              str(folder / "socket")], env=env,
             cwd=folder, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, start_new_session=True)
@@ -288,7 +289,7 @@ def _stop_zygote_parts(process, folder, token):
         except (OSError, subprocess.TimeoutExpired):
             process.kill()
             process.wait()
-    grade_kernel.sweep(token)  # a fork of it caught before its retag
+    kernel_shim.sweep(token)  # a fork of it caught before its retag
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -348,7 +349,7 @@ def execute(notebook, timeout):
                 lines = f.read(GRADE_FILE_LIMIT).decode(
                     "utf-8", "replace").splitlines()
     finally:
-        grade_kernel.sweep(token)  # what the kernel started, wherever
+        kernel_shim.sweep(token)  # what the kernel started, wherever
         _running.discard(token)
         shutil.rmtree(work, ignore_errors=True)
     return lines, stopped
@@ -485,7 +486,7 @@ def _grade_into(card, path, timeout, all_cells):
 def _stop_running_kernels():
     _stopping.set()
     for token in list(_running):
-        grade_kernel.sweep(token)
+        kernel_shim.sweep(token)
 
 
 def grade_all(submissions, jobs, timeout, all_cells=False, progress=True,

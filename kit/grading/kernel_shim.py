@@ -1,6 +1,6 @@
 """The process between `kit grade` and each student's kernel, and the sweep.
 
-`python -m kit.grade_kernel WORK -- KERNEL COMMAND...` starts the kernel
+`python -m kit.grading.kernel_shim WORK -- KERNEL COMMAND...` starts the kernel
 and stays its parent, so a kernel's `os.kill(os.getppid(), ...)` reaches
 this process, which shrugs off SIGTERM, SIGINT and SIGHUP, and never the
 grader. On Linux it is a subreaper: whatever the kernel starts and leaves

@@ -5,7 +5,7 @@ transformers and datasets. `serve` imports them once (no thread started),
 then forks every kernel from that state, like Android's zygote:
 
     grader -> client (what the KernelManager starts; standard library)
-    zygote -> S (kit.grade_kernel's role) -> K (the ipykernel kernel)
+    zygote -> S (kit.grading.kernel_shim's role) -> K (the ipykernel kernel)
 
 The client hands the zygote its stdin, stdout and stderr, its cwd, its
 environment and the kernel's command line over a unix socket, forwards
@@ -31,7 +31,7 @@ import threading
 import time
 from pathlib import Path
 
-from kit import grade_kernel
+from kit.grading import kernel_shim
 
 MARKER = b"KIT_GRADE_RUN="
 TOKEN_LENGTH = 32  # uuid4().hex
@@ -58,8 +58,9 @@ def client(argv):
     except OSError:
         first = []
     if len(first) != 2 or first[0] != "pid":  # no warm kernel: a cold one
-        os.execv(sys.executable, [sys.executable, "-m", "kit.grade_kernel",
-                                  work, "--"] + command)
+        os.execv(sys.executable, [sys.executable, "-m",
+                                  "kit.grading.kernel_shim", work, "--"]
+                 + command)
     kernel = int(first[1])
     for number in (signal.SIGINT, signal.SIGTERM):  # interrupts, shutdown
         signal.signal(number, lambda signum, _: _forward(kernel, signum))
@@ -153,11 +154,12 @@ def _kernel(request, fds, shim):
 
 
 def _shim(request, fds, connection):
-    """S: kit.grade_kernel's role for a kernel forked from the zygote."""
+    """S: kit.grading.kernel_shim's role for a kernel forked from the
+    zygote."""
     os.setsid()
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(number, lambda *_: None)
-    grade_kernel._become_subreaper()
+    kernel_shim._become_subreaper()
     retag(request["env"]["KIT_GRADE_RUN"])
     kernel = os.fork()
     if kernel == 0:
@@ -178,7 +180,7 @@ def _shim(request, fds, connection):
     status, grader = None, request["grader"]
     while status is None:
         if not (_alive(request["client"]) and _alive(grader)):
-            grade_kernel._kill_all([kernel])
+            kernel_shim._kill_all([kernel])
         time.sleep(0.1)
         while True:  # orphans are ours to reap too; K's status is kept
             try:
@@ -189,7 +191,7 @@ def _shim(request, fds, connection):
                 break
             if pid == kernel:
                 status = os.waitstatus_to_exitcode(code)
-    grade_kernel.end_descendants()
+    kernel_shim.end_descendants()
     if not _alive(grader):
         import shutil
         shutil.rmtree(request["work"], ignore_errors=True)
@@ -263,7 +265,7 @@ def serve(path):
     print("ready", flush=True)
     while os.getppid() == grader:
         readable, _, _ = select.select([server, sys.stdin], [], [], 0.5)
-        grade_kernel._reap()
+        kernel_shim._reap()
         if sys.stdin in readable and not os.read(0, 1):
             break
         if server in readable:

@@ -1,8 +1,8 @@
 """What `kit grade` says to an instructor, in English and Japanese.
 
 One table for the terminal scorecard and class summary, the HTML report
-(`kit.gradebook`) and the grader's own lines (`kit.grade`: why a notebook
-could not be graded), shaped for `kit.i18n`. A separate table from the
+(`kit.grading.gradebook`) and the grader's own lines (`kit.grading.grade`:
+why a notebook could not be graded), shaped for `kit.i18n`. A separate table from the
 plots' (`kit.labels`): an instructor reads these, about submissions, not a
 learner about training.
 
@@ -52,7 +52,7 @@ REPORT = {"en": {
     "submission": "submission",
     "score_column": "score",
     "error": "error",
-    # kit.grade: why a run or a file could not be graded
+    # kit.grading.grade: why a run or a file could not be graded
     "no_such_path": "no such notebook or folder: {path}",
     "no_notebooks": "no notebooks in {paths} (solutions/ and "
                     ".ipynb_checkpoints/ are skipped)",

@@ -1,6 +1,6 @@
 """What `kit grade` reports: a scorecard, a class summary, CSV and HTML.
 
-Everything here reads the cards `kit.grade` makes, one per submission:
+Everything here reads the cards `kit.grading.grade` makes, one per submission:
 {"submission", "notebook", "error", "exercises": [{"id", "stars",
 "status", "mistake", "message", "attempts", "mistakes"}], "passed",
 "total"}. The summary puts first what the class got wrong most.
@@ -21,7 +21,7 @@ from html import escape
 from pathlib import Path, PurePath
 
 from kit import i18n
-from kit.report_text import chart_font, say, status
+from kit.grading.report_text import chart_font, say, status
 
 MARKS = {"passed": "✅", "failed": "❌", "not attempted": "⏸ ",
          "not graded": "⚠️"}
