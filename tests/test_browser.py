@@ -258,12 +258,49 @@ def run_all(page, shots, timeout=RUN_TIMEOUT):
 
 def saved_outputs(page, path):
     """Save from the browser and read back what the learner would keep."""
-    before = path.stat().st_mtime
+    before = path.stat().st_mtime_ns
     page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 30
-    while path.stat().st_mtime == before and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return json.loads(path.read_text())
+    return read_when_saved(path, before)
+
+
+def read_when_saved(path, before, timeout=30):
+    """The notebook at `path` once a save after `before` (its mtime in ns)
+    has finished. Jupyter's server rewrites the file in place, so the new
+    mtime shows while the text is still empty or cut short: read until it
+    parses."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.stat().st_mtime_ns != before:
+            try:
+                return json.loads(path.read_text(encoding="utf-8"))
+            except ValueError:
+                pass  # mid-save
+        time.sleep(0.1)
+    pytest.fail(f"{path.name} was not saved within {timeout} s")
+
+
+def test_a_save_is_read_once_it_is_whole_not_when_it_starts(tmp_path):
+    """The race the Japanese test once lost: it read `''` because the
+    file's mtime changed before the server had written the notebook."""
+    import threading
+    path = tmp_path / "nb.ipynb"
+    path.write_text('{"cells": []}')
+    before = path.stat().st_mtime_ns
+    time.sleep(0.01)
+    whole = json.dumps({"cells": [{"source": "x = 1"}]})
+
+    def save_slowly():  # as the server does: truncate, then write
+        path.write_text("")
+        time.sleep(0.3)
+        path.write_text(whole[:10])
+        time.sleep(0.3)
+        path.write_text(whole)
+    writer = threading.Thread(target=save_slowly)
+    writer.start()
+    try:
+        assert read_when_saved(path, before, timeout=10) == json.loads(whole)
+    finally:
+        writer.join()
 
 
 def move_each_slider(page, shots, name):
