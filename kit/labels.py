@@ -188,6 +188,8 @@ NOTEBOOK = {"en": {
                     "raises NotImplementedError. Write it, run its cell, "
                     "then run this one again.",
     "setup": "device: {device} · preset: {preset}",
+    "hidden_answer": "{stars} notebook {notebook} asks you to write this "
+                     "(exercise {number}, {id}): it shows once yours passes",
     "no_font": "Japanese labels need a Japanese font: "
                "pip install matplotlib-fontja",
 }, "ja": {
@@ -196,6 +198,8 @@ NOTEBOOK = {"en": {
                     "セルを実行し、それからこのセルをもう一度実行して"
                     "ください。",
     "setup": "デバイス: {device} · プリセット: {preset}",
+    "hidden_answer": "{stars} ノートブック {notebook} の演習 {number}（{id}）"
+                     "で書くコードです。書いた答えが合格すると表示されます",
     "no_font": "日本語のラベルには日本語フォントが必要です: "
                "pip install matplotlib-fontja",
 }}

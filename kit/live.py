@@ -265,6 +265,10 @@ class LivePlotCallback(TrainerCallback):
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not self._live or time.monotonic() < self._next_draw:
             return
+        if state.global_step == 0:
+            # a step-0 evaluation alone (GRPO, DPO): the first step may
+            # still fail on an unfinished exercise, leaving an empty figure
+            return
         started = time.monotonic()
         self._show(state)
         took = time.monotonic() - started  # wait 9x as long: <= 10% overhead

@@ -55,6 +55,8 @@ def test_each_solution_pasted_into_its_stub_passes(name, capsys,
         out = capsys.readouterr().out
         assert f"✅ passed · {exercise_id}" in out, out
         assert "not done yet" not in out
+        # the verdict only: no raw Trainer log dict ({'loss': ...})
+        assert not re.search(r"^\s*\{['\"]", out, re.M), out
         checked.append(exercise_id)
     assert checked == [e.id for e in EXERCISES.values()
                        if e.notebook == name]

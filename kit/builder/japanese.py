@@ -13,7 +13,8 @@ the sha1 of that English cell's text. Blocks are matched to cells by
 that hash (so a cell inserted before them leaves them translated), and
 an English edit marks its translation stale. Code cells are the English
 ones, with one rewrite (`ja_code`): `setup_notebook(...)` gets
-`lang="ja"` and the Colab install cell installs the `ja` extra (a
+`lang="ja"` (`with_setup_args`, which the build also uses to say which copy
+a notebook is) and the Colab install cell installs the `ja` extra (a
 Japanese font for the figures).
 """
 
@@ -40,11 +41,20 @@ def cell_hash(text):
 
 def ja_code(source):
     """An English code cell as the Japanese notebook has it."""
-    def with_lang(match):
+    return with_setup_args(source, 'lang="ja"').replace(KIT_URL, KIT_URL_JA)
+
+
+def with_setup_args(source, more, first=False):
+    """`source` with `more` (keyword arguments, as text) added to each
+    `setup_notebook(...)` call on a line of its own: last, or `first`."""
+    def added(match):
         indent, args, tail = match.groups()
-        args = f'{args}, lang="ja"' if args.strip() else 'lang="ja"'
+        if args.strip():
+            args = f"{more}, {args}" if first else f"{args}, {more}"
+        else:
+            args = more
         return f"{indent}setup_notebook({args}){tail}"
-    return SETUP_CALL.sub(with_lang, source).replace(KIT_URL, KIT_URL_JA)
+    return SETUP_CALL.sub(added, source)
 
 
 def _wide(char):

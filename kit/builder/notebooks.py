@@ -147,7 +147,14 @@ def _cell(cell, source, tags):
 
 
 def _copies(cells, name, lang="en"):
-    """-> (learner notebook, solved notebook) from a source's cells."""
+    """-> (learner notebook, solved notebook) from a source's cells.
+
+    Each copy's setup_notebook(...) says first which copy it is
+    (kit.course.show hides the answers in the learner's); first, so that a
+    Japanese cell is still its English one with `lang="ja"` added last."""
+    from kit.builder.japanese import with_setup_args
+    learner_says = f"notebook={int(name[:2])}"
+    solved_says = learner_says + ", solved=True"
     solved_cells, learner_cells = [], []
     for cell in cells:
         tags = set(cell.metadata.get("tags", []))
@@ -157,11 +164,14 @@ def _copies(cells, name, lang="en"):
             solved_cells.append(_cell(cell, cell.source, tags))
             learner_cells.append(_cell(cell, cell.source, tags))
             continue
-        solved_cells.append(_cell(cell, solved(cell.source), tags))
+        solved_cells.append(_cell(
+            cell, with_setup_args(solved(cell.source), solved_says,
+                                  first=True), tags))
         text, raises = learner(cell.source)
         if raises or uses_exercise:
             tags = tags | {"raises-exception"}
-        learner_cells.append(_cell(cell, text, tags))
+        learner_cells.append(_cell(
+            cell, with_setup_args(text, learner_says, first=True), tags))
     return (_notebook(learner_cells, name, lang=lang),
             _notebook(solved_cells, name, solutions=True, lang=lang))
 

@@ -79,6 +79,10 @@ class Exercise:
     # {symptom: rung} where a rung of `hints` fits a symptom the machinery
     # tells apart ("crash", "shape", ...); advice's symptom hints otherwise
     symptoms: dict = field(default_factory=dict)
+    # the kit's code that answers it, "module:Qualified.name" each: what
+    # show() hides in a learner's copy until the learner's answer passes
+    kit_code: tuple = ()
+    passed: bool = False  # in this kernel, at least once
     # where the hint ladder stands (advice.py): unnamed failures with no
     # symptom so far, and (rung or None, text) of the last failure's help
     failures: int = 0
@@ -113,7 +117,7 @@ EXERCISES = {}
 
 
 def exercise(id, stars, notebook, answer, mistakes=(), solution=None,
-             uses=(), method=None, judge=None, symptoms=None):
+             uses=(), method=None, judge=None, symptoms=None, kit_code=()):
     """Register the decorated `observe` function of exercise `id`."""
     def register(observe):
         number = 1 + sum(e.notebook == notebook for e in EXERCISES.values())
@@ -122,7 +126,8 @@ def exercise(id, stars, notebook, answer, mistakes=(), solution=None,
         EXERCISES[id] = Exercise(
             id, stars, notebook, number, observe, judge or default_judge,
             answer, answer if solution is None else solution,
-            list(mistakes), list(uses), method, dict(symptoms or {}))
+            list(mistakes), list(uses), method, dict(symptoms or {}),
+            tuple(kit_code))
         return observe
     return register
 
@@ -194,6 +199,7 @@ def check(exercise_id, candidate, timeout=20, **options):
         result = evaluate(exercise, candidate, timeout)
     if result.status == "not attempted":
         notes = []
+    exercise.passed = exercise.passed or bool(result)
     report.report(result, notes)
     return result
 

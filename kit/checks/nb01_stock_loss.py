@@ -89,6 +89,7 @@ def _lm_case(seed, batch, length, vocab, prompts, padding):
 
 
 @exercise("causal_lm_loss", stars=1, notebook=NOTEBOOK,
+          kit_code=("kit.losses:causal_lm_loss",),
           answer=losses.causal_lm_loss, symptoms={"crash": 2}, mistakes=[
               Mistake("not_shifted", not_shifted, rung=1),
               Mistake("shifted_wrong_way", shifted_wrong_way, rung=1),
@@ -218,6 +219,7 @@ SPLIT = [1, 3]  # rows per micro-batch: uneven, as an epoch's last batch is
 
 
 @exercise("compute_loss", stars=2, notebook=NOTEBOOK, answer=MyTrainer,
+          kit_code=("kit.trainers:CausalLMTrainer.compute_loss",),
           solution=MyTrainer, method="compute_loss",
           uses=[("causal_lm_loss", "causal_lm_loss", losses.causal_lm_loss)],
           symptoms={"crash": 1}, mistakes=[

@@ -81,6 +81,7 @@ LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
 
 
 @exercise("sequence_logps", stars=1, notebook=NOTEBOOK,
+          kit_code=("kit.losses:sequence_logps",),
           answer=losses.sequence_logps, solution=sequence_logps, mistakes=[
               Mistake("not_shifted", logps_not_shifted, rung=1),
               Mistake("prompt_included", logps_prompt_included, rung=3),
@@ -231,6 +232,7 @@ def _judge_pair_loss(candidate, seen, expected):
 
 
 @exercise("dpo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dpo_loss,
+          kit_code=("kit.losses:dpo_loss",),
           solution=dpo_loss, judge=_judge_pair_loss, mistakes=[
               Mistake("published_snippet", dpo_as_published, rung=3),
               Mistake("mean_not_per_pair", dpo_mean, rung=5),

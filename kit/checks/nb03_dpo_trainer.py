@@ -175,6 +175,7 @@ def _compute(trainer, batch, **options):
 
 
 @exercise("dpo_compute_loss", stars=3, notebook=dpo.NOTEBOOK,
+          kit_code=("kit.trainers:DPOTrainer.compute_loss",),
           answer=DPOTrainer, solution=MyDPOTrainer, method="compute_loss",
           uses=[("sequence_logps", "sequence_logps", losses.sequence_logps),
                 ("dpo_loss", "dpo_loss", losses.dpo_loss)],

@@ -232,6 +232,7 @@ def _covers(slices, first):
 
 
 @exercise("prepare_inputs", stars=3, notebook=NOTEBOOK,
+          kit_code=("kit.trainers:GRPOTrainer._prepare_inputs",),
           answer=GRPOTrainer, solution=MyBufferedTrainer,
           method="_prepare_inputs",
           uses=[("get_train_dataloader", "get_train_dataloader",

@@ -143,6 +143,7 @@ def _in_groups(prompts, G):
 
 
 @exercise("get_train_dataloader", stars=2, notebook=NOTEBOOK,
+          kit_code=("kit.trainers:GRPOTrainer.get_train_dataloader",),
           answer=GRPOTrainer, solution=MyGRPOTrainer,
           method="get_train_dataloader",
           judge=lambda candidate, seen, expected: _judge_batches(seen),

@@ -38,6 +38,7 @@ def mean_only(rewards, num_generations):
 
 
 @exercise("group_advantages", stars=2, notebook=NOTEBOOK,
+          kit_code=("kit.losses:group_advantages",),
           answer=losses.group_advantages, mistakes=[
               Mistake("whole_batch", whole_batch, rung=1),
               Mistake("population_std", population_std, rung=3),
@@ -217,6 +218,8 @@ def _loss_and_gradient(candidate, seed, epsilon, beta):
 
 
 @exercise("grpo_loss", stars=3, notebook=NOTEBOOK, answer=losses.grpo_loss,
+          kit_code=("kit.losses:grpo_loss",
+                    "kit.losses:clipped_token_losses"),
           judge=lambda candidate, seen, expected: judge_loss(seen, expected),
           mistakes=[
               Mistake("no_min", no_min, rung=2),

@@ -195,6 +195,7 @@ def _judge(seen, expected):
 
 
 @exercise("dapo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dapo_loss,
+          kit_code=("kit.losses:dapo_loss",),
           solution=dapo_loss,
           judge=lambda candidate, seen, expected: _judge(seen, expected),
           mistakes=[
@@ -211,6 +212,7 @@ def observe_dapo_loss(candidate):
 
 
 @exercise("dr_grpo_loss", stars=2, notebook=NOTEBOOK,
+          kit_code=("kit.losses:dr_grpo_loss",),
           answer=losses.dr_grpo_loss, solution=dr_grpo_loss,
           judge=lambda candidate, seen, expected: _judge(seen, expected),
           mistakes=[

@@ -208,6 +208,7 @@ def _facts(candidate):
 
 
 @exercise("get_batch_samples", stars=3, notebook=NOTEBOOK,
+          kit_code=("kit.trainers:GRPOTrainer.get_batch_samples",),
           answer=MyTrainer, method="get_batch_samples",
           judge=lambda candidate, seen, expected: _judge_counts(seen),
           mistakes=[

@@ -25,6 +25,7 @@ from kit.checks.messages import MESSAGES
 from kit.checks.nb04_grpo_dataloader import first_problem, judge_facts
 from kit.i18n import text
 from kit.models import load_policy
+from kit.recipes import quiet
 from kit.trainers import GRPOConfig, GRPOTrainer, GRPOTrainerWithoutBuffer
 
 NOTEBOOK = "08_private_methods"
@@ -124,9 +125,11 @@ def toy_trainer(trainer_class, folder, **options):
                     max_steps=STEPS, save_steps=1, logging_steps=1,
                     disable_tqdm=True)
     args = GRPOConfig(folder, **{**settings, **options})
-    return trainer_class(model, [tasks.correctness_reward], args=args,
-                         train_dataset=tasks.prompt_dataset("train", n=16),
-                         processing_class=tokenizer)
+    # quiet: the learner reads the verdict, not the Trainer's raw log dicts
+    return quiet(trainer_class(
+        model, [tasks.correctness_reward], args=args,
+        train_dataset=tasks.prompt_dataset("train", n=16),
+        processing_class=tokenizer))
 
 
 @contextmanager
@@ -306,6 +309,11 @@ def _process_facts(trainer):
 
 
 @exercise("buffer_checkpoint", stars=3, notebook=NOTEBOOK,
+          kit_code=("kit.trainers.checkpoint:CheckpointMixin._save_checkpoint",
+                    "kit.trainers.checkpoint:"
+                    "CheckpointMixin._load_from_checkpoint",
+                    "kit.trainers:GRPOTrainer.checkpoint_state",
+                    "kit.trainers:GRPOTrainer.load_checkpoint_state"),
           answer=GRPOTrainer, solution=MyCheckpointedTrainer,
           method="_save_checkpoint",
           judge=lambda candidate, seen, expected: _judge(seen),

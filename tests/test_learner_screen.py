@@ -1,0 +1,64 @@
+"""What a learner's copy shows before their code exists: no empty figure of
+a run that fails at its first step, no "expected ... to climb" line about a
+run that was never theirs (issue 42: notebook 05)."""
+
+import pytest
+from transformers import TrainerControl, TrainerState, TrainingArguments
+
+from kit import course, live
+from kit.checks import EXERCISES
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    """Pretend to be in a notebook; count what is displayed."""
+    calls = []
+    monkeypatch.setattr(live, "_display", lambda figure: calls.append(figure))
+    monkeypatch.setattr(live, "_in_notebook", lambda: True)
+    monkeypatch.setattr(live, "headless", lambda: False)
+    return calls
+
+
+def test_a_step_0_evaluation_alone_draws_no_figure(shown):
+    """GRPO and DPO evaluate at step 0, before the step that raises."""
+    callback = live.LivePlotCallback(("reward",), min_interval=0.0)
+    state = TrainerState(max_steps=400, is_world_process_zero=True)
+    args = TrainingArguments("unused", report_to="none")
+    callback.on_train_begin(args, state, TrainerControl())
+    state.log_history.append({"eval_reward": 0.4, "step": 0})
+    callback.on_log(args, state, TrainerControl(), logs={})
+    assert shown == []  # ... and the first training step raises
+    state.global_step = 1
+    state.log_history.append({"loss": 0.1, "reward": 0.5, "step": 1})
+    callback.on_log(args, state, TrainerControl(), logs={})
+    assert len(shown) == 1  # the first training log draws, with step 0
+
+
+@pytest.fixture
+def notebook_05(monkeypatch):
+    monkeypatch.delenv("KIT_STRICT", raising=False)
+    monkeypatch.setitem(course.COPY, "notebook", 5)
+    for exercise in EXERCISES.values():
+        exercise.passed = False
+    yield [e for e in EXERCISES.values() if e.notebook.startswith("05")]
+    for exercise in EXERCISES.values():
+        exercise.passed = False
+
+
+def test_an_expectation_waits_for_the_learners_code(notebook_05, capsys):
+    course.expect("held-out accuracy to climb", False, "0.31 -> 0.30")
+    assert capsys.readouterr().out == ""
+    notebook_05[0].passed = True  # one of two: still not the learner's run
+    course.expect("held-out accuracy to climb", False, "0.31 -> 0.30")
+    assert capsys.readouterr().out == ""
+    for exercise in notebook_05:
+        exercise.passed = True
+    course.expect("held-out accuracy to climb", False, "0.31 -> 0.30")
+    assert "expected held-out accuracy to climb" in capsys.readouterr().out
+
+
+def test_the_solutions_run_still_fails_on_a_broken_promise(notebook_05,
+                                                           monkeypatch):
+    monkeypatch.setenv("KIT_STRICT", "1")
+    with pytest.raises(AssertionError, match="accuracy to climb"):
+        course.expect("held-out accuracy to climb", False, "0.31 -> 0.30")
