@@ -62,3 +62,43 @@ def test_the_solutions_run_still_fails_on_a_broken_promise(notebook_05,
     monkeypatch.setenv("KIT_STRICT", "1")
     with pytest.raises(AssertionError, match="accuracy to climb"):
         course.expect("held-out accuracy to climb", False, "0.31 -> 0.30")
+
+
+def test_an_unfinished_exercise_says_one_line_and_ends_well(capsys):
+    """Run All goes on past a stub with its prompts: the cell's reply is
+    "ok" (ipykernel replies `result.success`), any other error still an
+    error."""
+    from IPython.core.interactiveshell import InteractiveShell
+    shell = InteractiveShell.instance()
+    try:
+        course.stubs_stop_politely(shell)
+        course.stubs_stop_politely(shell)  # a second setup_notebook()
+        stub = shell.run_cell(
+            'raise NotImplementedError("exercise: write your code here")')
+        assert stub.success
+        out = capsys.readouterr().out
+        assert out.count("Not done yet") == 1 and "Traceback" not in out
+        assert not shell.run_cell("1 / 0").success
+        assert "ZeroDivisionError" in capsys.readouterr().out
+    finally:
+        InteractiveShell.clear_instance()
+
+
+MAINTAINERS_WORDS = ("make test", "KIT_STRICT", "nbval", "solution's run",
+                     "the machine that made")
+
+
+@pytest.mark.parametrize("folder", ["notebooks", "notebooks/ja"])
+def test_no_learner_cell_carries_a_maintainers_comment(folder):
+    import json
+    from kit.runtime import ROOT
+    for path in sorted((ROOT / folder).glob("[0-9][0-9]_*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for cell in cells:
+            if cell["cell_type"] != "code":
+                continue
+            comments = [line for line in "".join(cell["source"]).splitlines()
+                        if line.lstrip().startswith("#")]
+            for line in comments:
+                assert not any(word in line for word in MAINTAINERS_WORDS), (
+                    f"{path.name}: {line}")

@@ -90,8 +90,8 @@ print(f"{fresh.num_parameters():,} parameters:", config.num_hidden_layers,
 
 policy, tokenizer = models.load_policy()
 held_out = tasks.prompt_dataset("test")
-print("greedy accuracy on held-out sums:",
-      models.greedy_accuracy(policy, tokenizer, held_out))
+accuracy = models.greedy_accuracy(policy, tokenizer, held_out)
+print(f"greedy accuracy on held-out sums: {accuracy:.3f}")
 print(models.complete(policy, tokenizer, held_out["prompt"][:8]),
       "should be", held_out["answer"][:8])
 

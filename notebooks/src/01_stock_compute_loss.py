@@ -46,8 +46,8 @@ print(batch["input_ids"])
 print(batch["labels"])
 
 outputs = model(**batch)
-print("logits:", tuple(outputs.logits.shape), " the model's loss:",
-      outputs.loss.item())
+print("logits:", tuple(outputs.logits.shape),
+      f" the model's loss: {outputs.loss.item():.4f}")
 
 # %% [markdown]
 # ## ★ Exercise 1: `causal_lm_loss(logits, labels)`
@@ -79,8 +79,8 @@ def causal_lm_loss(logits, labels):
 check("causal_lm_loss", causal_lm_loss)
 
 # %% tags=["uses-exercise"]
-print("yours:", causal_lm_loss(outputs.logits, batch["labels"]).item(),
-      " the model's:", outputs.loss.item())
+yours = causal_lm_loss(outputs.logits, batch["labels"]).item()
+print(f"yours: {yours:.4f}  the model's: {outputs.loss.item():.4f}")
 
 # %% [markdown]
 # ## ★★ Exercise 2: a `compute_loss` override
