@@ -220,7 +220,8 @@ accuracy_after = greedy_accuracy(trainer.model, tokenizer, held_out)
 print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
       f"{accuracy_after:.3f}")
 
-# What this run should show on any CPU. If it does not, a line says so.
+# What this run should show on any CPU. Once your exercises pass, a line
+# below says so if it does not.
 from kit.course import expect
 history = trainer.state.log_history
 losses = [row["loss"] for row in history if "loss" in row]

@@ -51,8 +51,8 @@ for name in ("grpo", "bnpo"):
     loss = losses.GRPO_LOSSES[name](logps, logps.detach(),
                                     torch.ones(2), mask)
     loss.backward()
-    print(f"{name:5s} weight of a token, lengths 2 and 8:",
-          (-logps.grad[:, 0]).tolist())
+    weights = ", ".join(f"{w:.3f}" for w in (-logps.grad[:, 0]).tolist())
+    print(f"{name:5s} weight of a token, lengths 2 and 8: {weights}")
 
 # %% [markdown]
 # ## ★★ Exercise 1: `dapo_loss`
