@@ -119,6 +119,30 @@ def _restore_outer():
 
 
 @contextmanager
+def unpaused(where):
+    """Inside paused(): the clock runs again for the learner's code that
+    the kit's own calls (a callback inside a real Trainer.train()). An
+    expiry in there says `where` it happened, e.g. "StopAtLoss.on_log"."""
+    if not _usable() or not _pauses:
+        yield
+        return
+    now = time.monotonic()
+    for limit in _limits:  # the pause so far, as paused() would count it
+        limit.deadline += now - _pauses[0]
+    depth = len(_pauses)
+    _pauses.clear()
+    _arm()
+    try:
+        yield
+    except TimeLimit as expired:
+        expired.where = getattr(expired, "where", None) or where
+        raise
+    finally:
+        _pauses[:] = [time.monotonic()] * depth  # the pause goes on
+        _arm()
+
+
+@contextmanager
 def paused():
     """Stop the clock of time_limit while the kit's own code runs inside
     (loading a model, building a trainer): only the learner's code counts.

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from kit.checks import advice, report
 from kit.checks.blame import what_check_expects, written_by_the_learner
-from kit.checks.clock import paused, time_limit  # noqa: F401 (re-exported)
+from kit.checks.clock import (paused, time_limit,  # noqa: F401 (re-exported)
+                              unpaused)
 from kit.checks.compare import (Mismatch, TimeLimit, default_judge,
                                 describe_error, is_the_learners, same,
                                 scale_factor)
@@ -230,8 +231,10 @@ def evaluate(exercise, candidate, timeout=20):
     except TimeLimit as expired:
         if not ours or expired.limit is not ours[0]:
             raise  # an outer limit's: not this check's to report
+        where = getattr(expired, "where", None)
         return Result(exercise, "failed", text(
-            MESSAGES, "time limit", timeout=timeout), symptom="timeout")
+            MESSAGES, "time limit in" if where else "time limit",
+            timeout=timeout, where=where), symptom="timeout")
     except Mismatch as wrong:
         message, symptom = str(wrong), wrong.symptom
     except Exception as error:

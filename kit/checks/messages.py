@@ -25,6 +25,9 @@ MESSAGES = {"en": {
     "still the stub": "still the stub: {stub}",
     "time limit":
         "your code ran for more than {timeout:g} s (an endless loop?)",
+    "time limit in":
+        "your {where} did not return within {timeout:g} s (an endless "
+        "loop?)",
     "raised": "your code raised {error}",
     "mistake": "{title} — {why}",
     "checker failed":
@@ -1145,6 +1148,8 @@ MESSAGES["ja"].update({
     "still the stub": "まだスタブのままです: {stub}",
     "time limit":
         "あなたのコードが {timeout:g} 秒を超えて実行されました (無限ループ?)",
+    "time limit in":
+        "{where} が {timeout:g} 秒以内に戻りませんでした (無限ループ?)",
     "raised": "あなたのコードが {error} を送出しました",
     "mistake": "{title} — {why}",
     "checker failed":

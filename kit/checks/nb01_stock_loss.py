@@ -71,9 +71,13 @@ def detached_loss(logits, labels):
 # The cases vary what the loss must respect: batch, length, vocabulary, and
 # rows with their own prompt and padding lengths, so that token counts differ
 # (a per-row mean or a divided-by-the-wrong-count shows as a different
-# factor in each case, not one constant).
+# factor in each case, not one constant). The last has rows with no prompt:
+# a labelled first position, which no position predicts (a shift by
+# torch.roll wraps it around to the end; a count of the unshifted labels
+# counts it).
 CASES = [(3, 7, 11, [3, 2, 4], [0, 2, 0]), (2, 9, 5, [1, 4], [3, 0]),
-         (4, 6, 13, [2, 2, 3, 1], [0, 1, 0, 2])]
+         (4, 6, 13, [2, 2, 3, 1], [0, 1, 0, 2]),
+         (3, 8, 7, [0, 2, 0], [0, 0, 2])]
 
 
 def _lm_case(seed, batch, length, vocab, prompts, padding):

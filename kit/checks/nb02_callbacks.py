@@ -8,7 +8,7 @@ from transformers import (TrainerCallback, TrainerControl, TrainerState,
 
 from kit import recipes
 from kit.checks.compare import Mismatch, Raised, attempt, describe_error
-from kit.checks.core import Mistake, exercise, paused
+from kit.checks.core import Mistake, exercise, paused, unpaused
 from kit.checks.messages import MESSAGES
 from kit.i18n import text
 
@@ -66,12 +66,40 @@ LOGS = [{"loss": 2.5}, {"eval_loss": 0.5},
 
 
 def _flags(callback, log):
-    """(should_training_stop, should_epoch_stop) after one fresh on_log."""
+    """(should_training_stop, should_epoch_stop) after one fresh on_log.
+
+    The state is as the Trainer leaves it: the logs so far in its
+    log_history, this one last (with its step), so that an answer reading
+    `state.log_history[-1]` reads what `logs` holds."""
     control = TrainerControl()
     args = TrainingArguments(tempfile.mkdtemp(), report_to="none")
-    returned = callback.on_log(args, TrainerState(), control, logs=dict(log))
+    state = TrainerState()
+    state.log_history = [dict(before, step=step) for step, before in
+                         enumerate(LOGS[:LOGS.index(log) + 1])]
+    returned = callback.on_log(args, state, control, logs=dict(log))
     control = returned if isinstance(returned, TrainerControl) else control
     return bool(control.should_training_stop), bool(control.should_epoch_stop)
+
+
+class OnTheClock(TrainerCallback):
+    """The learner's callback inside the kit's real training: the clock
+    paused for the training runs again for each of its events, and an
+    endless one is named ("StopAtLoss.on_log")."""
+
+    def __init__(self, callback):
+        self.callback = callback
+
+    def _event(name):
+        def event(self, *args, **kwargs):
+            method = getattr(self.callback, name)
+            where = f"{type(self.callback).__name__}.{name}"
+            with unpaused(where):
+                return method(*args, **kwargs)
+        return event
+
+    for _name in [n for n in vars(TrainerCallback) if n.startswith("on_")]:
+        locals()[_name] = _event(_name)
+    del _name, _event
 
 
 @exercise("stop_callback", stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
@@ -112,7 +140,7 @@ def _judge_stop(candidate, seen, expected):
         trainer = recipes.sft_trainer("cpu", output_dir=tempfile.mkdtemp(),
                                       max_steps=200, logging_steps=5,
                                       disable_tqdm=True)
-        trainer.add_callback(candidate(target=2.0))
+        trainer.add_callback(OnTheClock(candidate(target=2.0)))
         recipes.quiet(trainer).train()
     stopped_at = trainer.state.global_step
     if stopped_at >= 200:

@@ -61,23 +61,26 @@ def logps_detached(logits, input_ids, completion_mask):
         return losses.sequence_logps(logits, input_ids, completion_mask)
 
 
-def _logps_case(seed, sizes=(2, 5, 3, 4), length=9, vocab=13):
-    """Random logits over a prompt of 4 tokens, completions of `sizes`
-    tokens, padding after them."""
+def _logps_case(seed, sizes=(2, 5, 3, 4), length=9, vocab=13, prompt=4):
+    """Random logits over a prompt of `prompt` tokens, completions of
+    `sizes` tokens, padding after them."""
     g = torch.Generator().manual_seed(seed)
     logits = torch.randn(len(sizes), length, vocab, generator=g)
     input_ids = torch.randint(0, vocab, (len(sizes), length), generator=g)
     completion_mask = torch.zeros(len(sizes), length, dtype=torch.long)
     for row, size in enumerate(sizes):
-        completion_mask[row, 4:4 + size] = 1
+        completion_mask[row, prompt:prompt + size] = 1
     return logits, input_ids, completion_mask
 
 
 # Short completions, and long ones: 60 tokens of probability ~0.05 multiply
 # to ~1e-78, which float32 rounds to 0 (log: -inf). Sums of logs do not.
+# Completions from position 0 (an empty prompt): no position predicts the
+# first token, and a shift by torch.roll wraps it around to the end.
 LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
                "long completions": dict(seed=2, sizes=(90, 60, 75, 40),
-                                        length=100)}
+                                        length=100),
+               "completions from position 0": dict(seed=3, prompt=0)}
 
 
 @exercise("sequence_logps", stars=1, notebook=NOTEBOOK,

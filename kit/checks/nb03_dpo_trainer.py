@@ -207,12 +207,16 @@ def _observe_compute_loss(candidate):
     seen["gradient"] = attempt(_gradient, trainer.model, loss)
     seen["return_outputs=True"] = attempt(_compute, trainer, batch,
                                           return_outputs=True)
+    # a second β: an answer with the first one written in (notebook 03
+    # trains with β = 1) differs here
+    trainer.args.beta = 0.1
+    seen["loss (beta=0.1)"] = attempt(_compute, trainer, batch)
     return seen
 
 
 def _judge(seen, expected):
     for name in ("loss", "loss (num_items_in_batch=12)",
-                 "loss (4 pairs, num_items_in_batch=10)"):
+                 "loss (4 pairs, num_items_in_batch=10)", "loss (beta=0.1)"):
         loss = seen[name]
         if isinstance(loss, tuple):
             raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.tuple"))

@@ -14,7 +14,6 @@ from kit.checks.nb05_grpo_loss import judge_loss
 from kit.losses import per_token_kl
 
 NOTEBOOK = "07_loss_types"
-MAX_COMPLETION_LENGTH = 8  # the config's; longer than any case's completion
 
 
 def _token_losses(per_token_logps, old_per_token_logps, advantages,
@@ -150,26 +149,29 @@ def _case(seed, N):
     return logps, old, advantages, mask, ref
 
 
-# (seed, N, epsilon, beta): beta = 0 comes with no reference at all
-CASES = ((0, 4, 0.2, 0.0), (1, 6, 0.1, 0.0), (2, 4, 0.3, 0.04),
-         (3, 6, 0.2, 0.04))
+# (seed, N, epsilon, beta, max_completion_length): beta = 0 comes with no
+# reference at all; two betas and three lengths (each longer than every
+# completion), so that no constant written into an answer matches them all
+CASES = ((0, 4, 0.2, 0.0, 8), (1, 6, 0.1, 0.0, 12), (2, 4, 0.3, 0.04, 10),
+         (3, 6, 0.2, 0.1, 16))
 
 
-def _normaliser_of(exercise_id, mask, seed):
+def _normaliser_of(exercise_id, mask, seed, max_completion_length):
     if exercise_id == "dapo_loss":
         # the step's count: this micro-batch's tokens and another's
         return {"num_items_in_batch": int(mask.sum()) + 5 + seed}
-    return {"max_completion_length": MAX_COMPLETION_LENGTH}
+    return {"max_completion_length": max_completion_length}
 
 
-def _loss_and_gradient(exercise_id, candidate, seed, N, epsilon, beta):
+def _loss_and_gradient(exercise_id, candidate, seed, N, epsilon, beta,
+                       max_completion_length):
     logps, old, advantages, mask, ref = _case(seed, N)
     logps = logps.clone().requires_grad_()
     loss = call(candidate, dict(
         per_token_logps=logps, old_per_token_logps=old,
         advantages=advantages, completion_mask=mask), epsilon=epsilon,
         beta=beta, ref_per_token_logps=ref if beta > 0 else None,
-        **_normaliser_of(exercise_id, mask, seed))
+        **_normaliser_of(exercise_id, mask, seed, max_completion_length))
     if not (isinstance(loss, torch.Tensor) and loss.requires_grad
             and loss.dim() == 0):
         return loss, None
@@ -180,11 +182,13 @@ def _loss_and_gradient(exercise_id, candidate, seed, N, epsilon, beta):
 
 def _observe(exercise_id, candidate):
     seen = {}
-    for seed, N, epsilon, beta in CASES:
+    for seed, N, epsilon, beta, length in CASES:
         out = attempt(_loss_and_gradient, exercise_id, candidate, seed, N,
-                      epsilon, beta)
+                      epsilon, beta, length)
         loss, gradient = (out, None) if isinstance(out, Raised) else out
         case = f"B={N}, epsilon={epsilon}, beta={beta}"
+        if exercise_id == "dr_grpo_loss":
+            case += f", max_completion_length={length}"
         seen[f"loss ({case})"] = loss
         seen[f"gradient ({case})"] = gradient
     return seen

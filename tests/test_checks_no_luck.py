@@ -1,0 +1,154 @@
+"""Wrong answers that used to pass because the checkers' inputs never
+exercised what they get wrong (issue 43), and right answers that used to
+fail. Each is written as a learner wrote it."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import status
+from kit import losses
+
+pytestmark = pytest.mark.usefixtures("lenient")
+
+
+# --------------------------------------------- a labelled first position
+
+def causal_lm_loss_rolled(logits, labels):
+    """The shift by torch.roll: the first label wraps around to the end."""
+    targets = torch.roll(labels, -1, dims=1)
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(),
+                           ignore_index=-100)
+
+
+def causal_lm_loss_unshifted_count(logits, labels):
+    """A sum over the shifted tokens divided by the unshifted count."""
+    total = F.cross_entropy(logits[:, :-1].flatten(0, 1),
+                            labels[:, 1:].flatten(), ignore_index=-100,
+                            reduction="sum")
+    return total / (labels != -100).sum()
+
+
+def sequence_logps_rolled(logits, input_ids, completion_mask):
+    targets = torch.roll(input_ids, -1, dims=1)
+    mask = torch.roll(completion_mask, -1, dims=1)
+    per_token = logits.log_softmax(-1).gather(
+        -1, targets.unsqueeze(-1)).squeeze(-1)
+    return (per_token * mask).sum(-1)
+
+
+@pytest.mark.parametrize("exercise_id, wrong", [
+    ("causal_lm_loss", causal_lm_loss_rolled),
+    ("causal_lm_loss", causal_lm_loss_unshifted_count),
+    ("sequence_logps", sequence_logps_rolled)])
+def test_a_shift_right_only_without_a_labelled_first_position_fails(
+        exercise_id, wrong):
+    assert status(exercise_id, wrong) == "failed"
+
+
+@pytest.mark.parametrize("exercise_id, right", [
+    ("causal_lm_loss", losses.causal_lm_loss),
+    ("sequence_logps", losses.sequence_logps)])
+def test_the_kits_answers_still_pass(exercise_id, right):
+    assert status(exercise_id, right) == "passed"
+
+
+# ------------------------------------------ constants the checker used
+
+def dr_grpo_loss_by_8(per_token_logps, old_per_token_logps, advantages,
+                      completion_mask, epsilon=0.2, beta=0.0,
+                      ref_per_token_logps=None, max_completion_length=None):
+    """8: GRPOConfig's default max_completion_length, and the checker's."""
+    return losses.dr_grpo_loss(per_token_logps, old_per_token_logps,
+                               advantages, completion_mask, epsilon, beta,
+                               ref_per_token_logps, max_completion_length=8)
+
+
+def fixed_kl_weight(answer):
+    def kl_weight_0_04(per_token_logps, old_per_token_logps, advantages,
+                       completion_mask, epsilon=0.2, beta=0.0,
+                       ref_per_token_logps=None, **normaliser):
+        return answer(per_token_logps, old_per_token_logps, advantages,
+                      completion_mask, epsilon, 0.04 if beta else 0.0,
+                      ref_per_token_logps, **normaliser)
+    return kl_weight_0_04
+
+
+@pytest.mark.parametrize("exercise_id, wrong", [
+    ("dr_grpo_loss", dr_grpo_loss_by_8),
+    ("dr_grpo_loss", fixed_kl_weight(losses.dr_grpo_loss)),
+    ("dapo_loss", fixed_kl_weight(losses.dapo_loss))])
+def test_a_constant_equal_to_the_checkers_one_value_fails(exercise_id,
+                                                          wrong):
+    assert status(exercise_id, wrong) == "failed"
+
+
+@pytest.mark.parametrize("exercise_id, right", [
+    ("dr_grpo_loss", losses.dr_grpo_loss), ("dapo_loss", losses.dapo_loss)])
+def test_the_kits_normalisers_still_pass(exercise_id, right):
+    assert status(exercise_id, right) == "passed"
+
+
+def test_dpo_with_beta_written_in_fails():
+    """Notebook 03 trains with β = 1: a β of 0.5 written into the answer
+    trained silently (held-out margin 1.21 against 1.54)."""
+    from kit.checks.nb03_dpo_trainer import MyDPOTrainer
+
+    class BetaWrittenIn(MyDPOTrainer):
+        def compute_loss(self, model, inputs, return_outputs=False,
+                         num_items_in_batch=None):
+            beta, self.args.beta = self.args.beta, 0.5  # the checker's
+            try:
+                return super().compute_loss(model, inputs, return_outputs,
+                                            num_items_in_batch)
+            finally:
+                self.args.beta = beta
+
+    assert status("dpo_compute_loss", BetaWrittenIn) == "failed"
+    assert status("dpo_compute_loss", MyDPOTrainer) == "passed"
+
+
+# ------------------------------------------- the stopping callback (02)
+
+class StopsOnTheLastLoggedLoss(__import__("transformers").TrainerCallback):
+    """Right: the Trainer appends each log to state.log_history before
+    on_log, so its last row is what `logs` holds."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        loss = state.log_history[-1].get("loss")
+        if loss is not None and loss < self.target:
+            control.should_training_stop = True
+
+
+class LoopsOnceTrainingStarts(__import__("transformers").TrainerCallback):
+    """Endless, but only inside the check's real training run."""
+
+    def __init__(self, target):
+        self.target = target
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        while state.global_step > 0:  # the checker's own logs have step 0
+            pass
+        loss = (logs or {}).get("loss")
+        if loss is not None and loss < self.target:
+            control.should_training_stop = True
+
+
+def test_a_callback_reading_the_log_history_passes():
+    assert status("stop_callback", StopsOnTheLastLoggedLoss) == "passed"
+
+
+def test_a_callback_endless_inside_the_real_run_ends_named(capsys):
+    import time
+
+    from kit import checks
+    started = time.monotonic()
+    result = checks.check("stop_callback", LoopsOnceTrainingStarts,
+                          timeout=3)
+    assert result.status == "failed"
+    assert "LoopsOnceTrainingStarts.on_log did not return within 3 s" in (
+        result.message)
+    assert time.monotonic() - started < 60  # the training's own time aside
