@@ -123,7 +123,7 @@ def test_the_kits_own_override_counts_the_same_under_dapo(tmp_path):
     seen = []
     for trainer in (kit, solution):
         torch.manual_seed(0)
-        seen.append(first_problem(_step_facts(trainer, 4, 2)))
+        seen.append(first_problem(_step_facts(trainer, 4, 2, index=1)))
     assert "problem" not in seen[0] and seen[0] == seen[1]
 
 

@@ -152,3 +152,101 @@ def test_a_callback_endless_inside_the_real_run_ends_named(capsys):
     assert "LoopsOnceTrainingStarts.on_log did not return within 3 s" in (
         result.message)
     assert time.monotonic() - started < 60  # the training's own time aside
+
+
+# ------------------------------------- the step's token count (07 ★★★)
+
+def _prepared(trainer, epoch_iterator, num_batches, device):
+    from kit.trainers import GRPOTrainer
+    batches, _ = GRPOTrainer.get_batch_samples(trainer, epoch_iterator,
+                                               num_batches, device)
+    return [trainer._prepare_inputs(batch) for batch in batches]
+
+
+def _batch_samples_trainers():
+    from kit.trainers import GRPOTrainer
+
+    class GathersEachMicroBatch(GRPOTrainer):  # right: exact on 2 processes
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches = _prepared(self, epoch_iterator, num_batches, device)
+            counts = [self.accelerator.gather(b["completion_mask"].sum())
+                      for b in batches]
+            return batches, sum(count.sum() for count in counts)
+
+    class GathersOnTheMainProcessOnly(GRPOTrainer):  # deadlocks on two
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches = _prepared(self, epoch_iterator, num_batches, device)
+            tokens = sum(b["completion_mask"].sum() for b in batches)
+            if self.accelerator.is_main_process:
+                tokens = self.accelerator.gather(tokens).sum()
+            return batches, tokens
+
+    class DividesByProcesses(GRPOTrainer):  # a 2x gradient on two
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches = _prepared(self, epoch_iterator, num_batches, device)
+            tokens = sum(b["completion_mask"].sum() for b in batches)
+            gathered = self.accelerator.gather(tokens).sum()
+            return batches, gathered / self.accelerator.num_processes
+
+    class TimesProcesses(GRPOTrainer):  # the gather guessed, not made
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches = _prepared(self, epoch_iterator, num_batches, device)
+            tokens = sum(b["completion_mask"].sum() for b in batches)
+            return batches, tokens * self.accelerator.num_processes
+
+    return (GathersEachMicroBatch, GathersOnTheMainProcessOnly,
+            DividesByProcesses, TimesProcesses)
+
+
+def test_the_token_count_is_checked_as_two_processes_see_it():
+    from kit.checks.nb07_step_tokens import MyTrainer
+    right, *wrong = _batch_samples_trainers()
+    assert status("get_batch_samples", right) == "passed"
+    assert status("get_batch_samples", MyTrainer) == "passed"
+    for answer in wrong:
+        assert status("get_batch_samples", answer) == "failed", answer
+
+
+# ------------------------------------------ the generation buffer (04 ★★★)
+
+def test_a_buffer_keyed_on_the_optimizer_step_or_counting_evaluations_fails():
+    from kit.checks.nb04_grpo_buffer import MyBufferedTrainer
+    from kit.checks.nb04_grpo_dataloader import MyGRPOTrainer
+
+    class RefillsOnGlobalStepToo(MyGRPOTrainer):
+        def _prepare_inputs(self, generation_batch):
+            if not self.model.training:
+                return self._generate_and_score(generation_batch,
+                                                greedy=True)
+            k = self.args.steps_per_generation
+            if (self.state.global_step % k == 0 and self._step % k == 0
+                    or self._buffer is None):
+                batch = self._generate_and_score(generation_batch)
+                order = torch.randperm(len(batch["advantages"]))
+                self._buffer = [{key: None if value is None else value[rows]
+                                 for key, value in batch.items()}
+                                for rows in order.chunk(k)]
+            inputs = self._buffer[self._step % k]
+            self._step += 1
+            return inputs
+
+    class CountsEvaluations(MyGRPOTrainer):
+        def _prepare_inputs(self, generation_batch):
+            k = self.args.steps_per_generation
+            if not self.model.training:
+                self._step += 1  # an evaluation is no step
+                return self._generate_and_score(generation_batch,
+                                                greedy=True)
+            if self._step % k == 0 or self._buffer is None:
+                batch = self._generate_and_score(generation_batch)
+                order = torch.randperm(len(batch["advantages"]))
+                self._buffer = [{key: None if value is None else value[rows]
+                                 for key, value in batch.items()}
+                                for rows in order.chunk(k)]
+            inputs = self._buffer[self._step % k]
+            self._step += 1
+            return inputs
+
+    assert status("prepare_inputs", MyBufferedTrainer) == "passed"
+    assert status("prepare_inputs", RefillsOnGlobalStepToo) == "failed"
+    assert status("prepare_inputs", CountsEvaluations) == "failed"

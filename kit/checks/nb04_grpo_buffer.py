@@ -126,6 +126,7 @@ class NotShuffled(MyBufferedTrainer):
 # ------------------------------------------------------------ observing
 
 K, BATCH, G, STEPS = 3, 8, 4, 6  # 2 generations, 3 slices of 8 each
+GA = 2
 KEYS = ("advantages", "completion_ids", "completion_mask",
         "old_per_token_logps", "prompt_ids", "prompt_mask",
         "ref_per_token_logps")
@@ -137,8 +138,11 @@ def _numbered_generations(trainer, clock):
     calls = []
 
     def fake(rows, greedy=False):
-        calls.append(("greedy" if greedy else "sample", clock["step"]))
-        first = len(calls) * 1000
+        mode = "greedy" if greedy else "sample"
+        calls.append((mode, clock["step"]))
+        # the n-th sampled generation starts at n*1000; evaluations apart
+        number = sum(1 for called, _ in calls if called == mode)
+        first = number * 1000 + (100_000 if greedy else 0)
         ids = torch.arange(first, first + len(rows))  # (B,)
         return {"prompt_ids": ids[:, None].repeat(1, 2),  # (B, 2)
                 "prompt_mask": ids[:, None].repeat(1, 2),
@@ -159,6 +163,9 @@ def _row_ids(value):
 
 
 def _buffer_facts(trainer):
+    """Six micro-steps as the Trainer makes them with GA = 2: the optimizer
+    step (state.global_step) one behind every second, out of phase with
+    the buffer's k = 3, and an evaluation in between (which is no step)."""
     clock = {"step": 0}
     calls = _numbered_generations(trainer, clock)
     trainer.model.train()
@@ -166,11 +173,17 @@ def _buffer_facts(trainer):
     served = []
     for step in range(STEPS):
         clock["step"] = step
-        served.append(trainer._prepare_inputs(next(big_batches)))
+        trainer.state.global_step = step // GA
+        batch = next(big_batches)
+        served.append(trainer._prepare_inputs(batch))
+        if step == 1:  # eval_steps=1: the Trainer evaluates here
+            trainer.model.eval()
+            trainer._prepare_inputs(list(batch))
+            trainer.model.train()
     steps = trainer._step
     yield "self._step after 6 steps", steps, steps != STEPS and text(
         MESSAGES, "prepare_inputs.problem.step", steps=steps)
-    when = [step for mode, step in calls]
+    when = [step for mode, step in calls if mode == "sample"]
     yield "steps that generate", when, when != [0, K] and text(
         MESSAGES, "prepare_inputs.problem.when", when=when)
     if not all(isinstance(inputs, dict) for inputs in served):
@@ -251,7 +264,7 @@ def observe_prepare_inputs(candidate):
     # the Trainer seeds torch, so does the shuffle: leave the notebook's
     # random state as it was (and give any shuffle a fixed seed)
     with torch.random.fork_rng(devices=[]):
-        trainer = _trainer(candidate, k=K, batch=BATCH, G=G, GA=2)
+        trainer = _trainer(candidate, k=K, batch=BATCH, G=G, GA=GA)
         torch.manual_seed(0)
         return attempt(lambda: first_problem(_buffer_facts(trainer)))
 

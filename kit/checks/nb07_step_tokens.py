@@ -108,7 +108,7 @@ class NotPrepared(GRPOTrainer):
 # (k, GA) with batch 4 and G = 2: k > GA, k < GA, k == GA and GA = 1
 SPLITS = ((4, 2), (2, 4), (2, 2), (1, 1))
 BATCH, G, STEPS, WIDTH = 4, 2, 2, 5
-OTHER = 7  # the other process's count, which the gather adds
+OTHER = 2  # the other process counts twice our tokens, in each micro-batch
 
 
 def _uneven_generations(trainer):
@@ -131,19 +131,42 @@ def _uneven_generations(trainer):
     return generations
 
 
-def _two_processes(trainer):
-    """accelerator.gather and .reduce as on 2 processes, the other one
-    counting OTHER tokens (reduce: a right answer written another way)."""
-    def gather(tensor):
-        tensor = torch.as_tensor(tensor)
-        return torch.cat([tensor.reshape(-1),
-                          torch.full((1,), OTHER, dtype=tensor.dtype)])
+class TwoProcesses:
+    """The trainer's accelerator as process `index` of 2 sees it, while the
+    learner's get_batch_samples runs: num_processes, process_index and a
+    gather that adds the other process's count. The other process counts
+    OTHER times our tokens in whatever it is given (a count gathered once
+    or micro-batch by micro-batch adds up the same), so that nothing but a
+    gather matches: not our count times 2, not a count divided by 2, not a
+    gather made on the main process only. `reduce` is a right answer
+    written another way."""
 
-    def reduce(tensor, reduction="sum", scale=1.0):
-        both = gather(tensor) * scale
+    def __init__(self, accelerator, index):
+        self.accelerator, self.process_index = accelerator, index
+        self.num_processes, self.is_main_process = 2, index == 0
+        self.is_local_main_process = index == 0
+
+    def __getattr__(self, name):
+        return getattr(self.accelerator, name)
+
+    def gather(self, tensor):
+        tensor = torch.as_tensor(tensor).reshape(-1)
+        return torch.cat([tensor, tensor * OTHER])
+
+    def reduce(self, tensor, reduction="sum", scale=1.0):
+        both = self.gather(tensor) * scale
         return both.sum() if reduction == "sum" else both.mean()
-    trainer.accelerator.gather = gather
-    trainer.accelerator.reduce = reduce
+
+
+def _as_process(trainer, index, method):
+    def call(*args):
+        real, trainer.accelerator = (trainer.accelerator,
+                                     TwoProcesses(trainer.accelerator, index))
+        try:
+            return method(*args)
+        finally:
+            trainer.accelerator = real
+    return call
 
 
 def _counting_prepares(trainer):
@@ -157,17 +180,17 @@ def _counting_prepares(trainer):
     return calls
 
 
-def _step_facts(trainer, k, GA):
+def _step_facts(trainer, k, GA, index):
     _uneven_generations(trainer)
-    _two_processes(trainer)
     prepares = _counting_prepares(trainer)
     trainer.model.train()
     epoch_iterator = iter(trainer.get_train_dataloader())
-    split = f"k={k}, GA={GA}"
+    split = f"k={k}, GA={GA}, process {index} of 2"
     for step in range(STEPS):
         where = f"{split}, step {step + 1}"
         prepares.clear()
-        out = attempt(trainer.get_batch_samples, epoch_iterator, GA, "cpu")
+        out = attempt(_as_process(trainer, index, trainer.get_batch_samples),
+                      epoch_iterator, GA, "cpu")
         rows = prepares.count("list")
         yield f"batches prepared ({where})", rows, rows != GA and text(
             MESSAGES, "get_batch_samples.problem.prepared", count=rows,
@@ -193,8 +216,8 @@ def _step_facts(trainer, k, GA):
         shape = tuple(count.shape)
         yield f"count's shape ({where})", shape, shape != () and text(
             MESSAGES, "get_batch_samples.problem.shape", shape=shape)
-        wanted = int(sum(batch["completion_mask"].sum() for batch in batches)
-                     ) + OTHER
+        wanted = int(sum(batch["completion_mask"].sum()
+                         for batch in batches)) * (1 + OTHER)
         got = float(count)
         yield f"count ({where})", got, got != wanted and text(
             MESSAGES, "get_batch_samples.problem.count", where=where,
@@ -202,9 +225,10 @@ def _step_facts(trainer, k, GA):
 
 
 def _facts(candidate):
-    for k, GA in SPLITS:
+    for number, (k, GA) in enumerate(SPLITS):
         trainer = _trainer(candidate, k=k, batch=BATCH, G=G, GA=GA)
-        yield from _step_facts(trainer, k, GA)
+        # the main process and the other, in turn
+        yield from _step_facts(trainer, k, GA, index=number % 2)
 
 
 @exercise("get_batch_samples", stars=3, notebook=NOTEBOOK,
