@@ -250,3 +250,17 @@ def test_a_buffer_keyed_on_the_optimizer_step_or_counting_evaluations_fails():
     assert status("prepare_inputs", MyBufferedTrainer) == "passed"
     assert status("prepare_inputs", RefillsOnGlobalStepToo) == "failed"
     assert status("prepare_inputs", CountsEvaluations) == "failed"
+
+
+# ------------------------------------------------ the buffer's save (08)
+
+def test_saving_before_super_is_named_whether_or_not_the_folder_exists():
+    from kit import checks
+    from kit.checks.nb08_private import (MakesTheFolderFirst,
+                                         MyCheckpointedTrainer,
+                                         SavedBeforeSuper)
+    for wrong in (SavedBeforeSuper, MakesTheFolderFirst):
+        result = checks.check("buffer_checkpoint", wrong)
+        assert (result.status, result.mistake) == (
+            "failed", "saved_before_super"), wrong
+    assert status("buffer_checkpoint", MyCheckpointedTrainer) == "passed"

@@ -1095,6 +1095,10 @@ MESSAGES = {"en": {
     "buffer_checkpoint.problem.saving":
         "saving a checkpoint raised {error}: call super() first, then save "
         "into the checkpoint-N folder it made",
+    "buffer_checkpoint.problem.before super":
+        "your _save_checkpoint wrote {files} into the checkpoint folder "
+        "before super()._save_checkpoint began: call super() first, then "
+        "save into the checkpoint-N folder it made",
     "buffer_checkpoint.problem.not saved":
         "your _save_checkpoint added no file to the checkpoint: save the "
         "buffer and the step counter there",
@@ -2038,6 +2042,10 @@ MESSAGES["ja"].update({
     "buffer_checkpoint.problem.saving":
         "チェックポイントの保存で {error} が送出されました: まず super() "
         "を呼び、それが作った checkpoint-N フォルダに保存してください",
+    "buffer_checkpoint.problem.before super":
+        "_save_checkpoint が super()._save_checkpoint より前に {files} を "
+        "チェックポイントのフォルダに書き込みました: まず super() を呼び、"
+        "それが作った checkpoint-N フォルダに保存してください",
     "buffer_checkpoint.problem.step":
         "読み込み後の self._step は {step} ですが、保存時は {saved} でした: "
         "これも元に戻してください",

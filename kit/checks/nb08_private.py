@@ -91,6 +91,17 @@ class SavedBeforeSuper(MyCheckpointedTrainer):
         super()._save_checkpoint(model, trial, **kwargs)  # too late
 
 
+class MakesTheFolderFirst(MyCheckpointedTrainer):
+    def _save_checkpoint(self, model, trial, **kwargs):
+        folder = os.path.join(self._get_output_dir(trial),
+                              f"checkpoint-{self.state.global_step}")
+        os.makedirs(folder, exist_ok=True)  # so that the save works...
+        torch.save({"step": self._step, "buffer": self._buffer,
+                    "generation": self._generation},
+                   os.path.join(folder, self.buffer_file()))
+        super()._save_checkpoint(model, trial, **kwargs)  # ...still late
+
+
 class SameFileEverywhere(MyCheckpointedTrainer):
     def buffer_file(self):
         return "buffer.pt"  # process 1 writes over process 0's
@@ -133,12 +144,19 @@ def toy_trainer(trainer_class, folder, **options):
 
 
 @contextmanager
-def _newer_trainer(trainer):
+def _newer_trainer(trainer, at_super=None):
     """Within: a Trainer whose private methods take one keyword more, and
-    call `trainer`'s overrides with it."""
+    call `trainer`'s overrides with it. Each time the Trainer's own
+    _save_checkpoint begins, `at_super` gets what the checkpoint folder
+    holds already (the learner's files written before super())."""
     saved = Trainer._save_checkpoint, Trainer._load_from_checkpoint
 
     def save(self, model, trial, **kwargs):  # only FUTURE is new
+        if at_super is not None:
+            folder = os.path.join(self._get_output_dir(trial),
+                                  f"checkpoint-{self.state.global_step}")
+            at_super.append(sorted(os.listdir(folder))
+                            if os.path.isdir(folder) else [])
         return saved[0](self, model, trial, **_known(kwargs))
 
     def load(self, resume_from_checkpoint, model=None, **kwargs):
@@ -241,8 +259,15 @@ def _resume_facts(candidate):
     folder = tempfile.mkdtemp()
     first = toy_trainer(candidate, folder)
     first.add_callback(StopAfterSave())
-    with _newer_trainer(first):
+    at_super = []
+    with _newer_trainer(first, at_super):
         saving = _outcome(first.train)
+    # the lesson's own mistake, whether or not the folder was there: any
+    # file in it before the Trainer's save began was written too early
+    early = next((files for files in at_super if files), None)
+    yield "saved before super()", early, early is not None and text(
+        MESSAGES, "buffer_checkpoint.problem.before super",
+        files=", ".join(early))
     yield "saving, as a newer Trainer calls it", saving, saving != "ok" and (
         text(MESSAGES, "buffer_checkpoint.problem.kwargs", name=FUTURE)
         if saving.endswith(FUTURE) else text(
@@ -320,6 +345,7 @@ def _process_facts(trainer):
           mistakes=[
               Mistake("no_kwargs", NoKwargs, rung=1),
               Mistake("saved_before_super", SavedBeforeSuper, rung=2),
+              Mistake("saved_before_super", MakesTheFolderFirst, rung=2),
               Mistake("buffer_not_saved", BufferNotSaved, rung=2),
               Mistake("super_not_called", SuperNotCalled, rung=3),
               Mistake("not_restored", NotRestored, rung=3),
