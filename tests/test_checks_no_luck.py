@@ -2,6 +2,8 @@
 exercised what they get wrong (issue 43), and right answers that used to
 fail. Each is written as a learner wrote it."""
 
+import os
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -104,8 +106,8 @@ def test_dpo_with_beta_written_in_fails():
             finally:
                 self.args.beta = beta
 
+    # (the solution passing is test_checks_solutions.py's)
     assert status("dpo_compute_loss", BetaWrittenIn) == "failed"
-    assert status("dpo_compute_loss", MyDPOTrainer) == "passed"
 
 
 # ------------------------------------------- the stopping callback (02)
@@ -199,10 +201,8 @@ def _batch_samples_trainers():
 
 
 def test_the_token_count_is_checked_as_two_processes_see_it():
-    from kit.checks.nb07_step_tokens import MyTrainer
     right, *wrong = _batch_samples_trainers()
     assert status("get_batch_samples", right) == "passed"
-    assert status("get_batch_samples", MyTrainer) == "passed"
     for answer in wrong:
         assert status("get_batch_samples", answer) == "failed", answer
 
@@ -210,7 +210,6 @@ def test_the_token_count_is_checked_as_two_processes_see_it():
 # ------------------------------------------ the generation buffer (04 ★★★)
 
 def test_a_buffer_keyed_on_the_optimizer_step_or_counting_evaluations_fails():
-    from kit.checks.nb04_grpo_buffer import MyBufferedTrainer
     from kit.checks.nb04_grpo_dataloader import MyGRPOTrainer
 
     class RefillsOnGlobalStepToo(MyGRPOTrainer):
@@ -247,7 +246,6 @@ def test_a_buffer_keyed_on_the_optimizer_step_or_counting_evaluations_fails():
             self._step += 1
             return inputs
 
-    assert status("prepare_inputs", MyBufferedTrainer) == "passed"
     assert status("prepare_inputs", RefillsOnGlobalStepToo) == "failed"
     assert status("prepare_inputs", CountsEvaluations) == "failed"
 
@@ -256,11 +254,58 @@ def test_a_buffer_keyed_on_the_optimizer_step_or_counting_evaluations_fails():
 
 def test_saving_before_super_is_named_whether_or_not_the_folder_exists():
     from kit import checks
-    from kit.checks.nb08_private import (MakesTheFolderFirst,
-                                         MyCheckpointedTrainer,
-                                         SavedBeforeSuper)
+    from kit.checks.nb08_private import MakesTheFolderFirst, SavedBeforeSuper
     for wrong in (SavedBeforeSuper, MakesTheFolderFirst):
         result = checks.check("buffer_checkpoint", wrong)
         assert (result.status, result.mistake) == (
             "failed", "saved_before_super"), wrong
-    assert status("buffer_checkpoint", MyCheckpointedTrainer) == "passed"
+
+
+def test_a_typo_after_super_is_not_called_saving_before_super():
+    from kit import checks
+    from kit.checks.nb08_private import MyCheckpointedTrainer
+
+    class TypoInTheFolder(MyCheckpointedTrainer):
+        def _save_checkpoint(self, model, trial, **kwargs):
+            super()._save_checkpoint(model, trial, **kwargs)
+            folder = os.path.join(self._get_output_dir(trial),
+                                  f"checkpoint_{self.state.global_step}")
+            torch.save({"step": self._step, "buffer": self._buffer,
+                        "generation": self._generation},
+                       os.path.join(folder, self.buffer_file()))
+
+    result = checks.check("buffer_checkpoint", TypoInTheFolder)
+    assert result.status == "failed" and result.mistake is None
+    assert "after super() had saved" in result.message
+    assert "call super() first" not in result.message
+
+
+# ------------------------------------ names that fit (07 ★★★ counts)
+
+def test_a_count_is_named_only_when_every_split_agrees():
+    from kit import checks
+    from kit.trainers import GRPOTrainer
+
+    class ShiftedMask(GRPOTrainer):  # not "one micro-batch counted"
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches = _prepared(self, epoch_iterator, num_batches, device)
+            tokens = sum(b["completion_mask"][:, 1:].sum() for b in batches)
+            return batches, self.accelerator.gather(tokens).sum()
+
+    class LastTimesGA(GRPOTrainer):  # not "the generation's count rescaled"
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches = _prepared(self, epoch_iterator, num_batches, device)
+            tokens = batches[-1]["completion_mask"].sum() * num_batches
+            return batches, self.accelerator.gather(tokens).sum()
+
+    class NonPadCount(GRPOTrainer):  # right: <pad> is not <eos> here
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches = _prepared(self, epoch_iterator, num_batches, device)
+            pad = self.processing_class.pad_token_id
+            tokens = sum((b["completion_ids"] != pad).sum() for b in batches)
+            return batches, self.accelerator.gather(tokens).sum()
+
+    for wrong in (ShiftedMask, LastTimesGA):
+        result = checks.check("get_batch_samples", wrong)
+        assert (result.status, result.mistake) == ("failed", None), wrong
+    assert status("get_batch_samples", NonPadCount) == "passed"

@@ -1095,6 +1095,11 @@ MESSAGES = {"en": {
     "buffer_checkpoint.problem.saving":
         "saving a checkpoint raised {error}: call super() first, then save "
         "into the checkpoint-N folder it made",
+    "buffer_checkpoint.problem.saving after super":
+        "saving the checkpoint raised {error} after super() had saved the "
+        "Trainer's files: save into the folder super() made, "
+        "os.path.join(self._get_output_dir(trial), "
+        "f'checkpoint-{{self.state.global_step}}')",
     "buffer_checkpoint.problem.before super":
         "your _save_checkpoint wrote {files} into the checkpoint folder "
         "before super()._save_checkpoint began: call super() first, then "
@@ -2042,6 +2047,11 @@ MESSAGES["ja"].update({
     "buffer_checkpoint.problem.saving":
         "チェックポイントの保存で {error} が送出されました: まず super() "
         "を呼び、それが作った checkpoint-N フォルダに保存してください",
+    "buffer_checkpoint.problem.saving after super":
+        "super() が Trainer のファイルを保存した後、チェックポイントの保存で "
+        "{error} が送出されました: super() が作ったフォルダ "
+        "os.path.join(self._get_output_dir(trial), "
+        "f'checkpoint-{{self.state.global_step}}') に保存してください",
     "buffer_checkpoint.problem.before super":
         "_save_checkpoint が super()._save_checkpoint より前に {files} を "
         "チェックポイントのフォルダに書き込みました: まず super() を呼び、"

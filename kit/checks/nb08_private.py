@@ -268,10 +268,16 @@ def _resume_facts(candidate):
     yield "saved before super()", early, early is not None and text(
         MESSAGES, "buffer_checkpoint.problem.before super",
         files=", ".join(early))
-    yield "saving, as a newer Trainer calls it", saving, saving != "ok" and (
-        text(MESSAGES, "buffer_checkpoint.problem.kwargs", name=FUTURE)
-        if saving.endswith(FUTURE) else text(
-            MESSAGES, "buffer_checkpoint.problem.saving", error=saving))
+    # an error before the Trainer's save began, or after it had saved: only
+    # the first is told to call super() first
+    when = "after super()" if at_super else "before super()"
+    failed = ("buffer_checkpoint.problem.saving after super" if at_super
+              else "buffer_checkpoint.problem.saving")
+    yield f"saving, as a newer Trainer calls it ({when})", saving, (
+        saving != "ok" and (
+            text(MESSAGES, "buffer_checkpoint.problem.kwargs", name=FUTURE)
+            if saving.endswith(FUTURE) else text(MESSAGES, failed,
+                                                 error=saving)))
     checkpoint = os.path.join(folder, f"checkpoint-{SAVE_AT}")
     added = len(set(os.listdir(checkpoint)) - trainer_files)
     yield "files your save added", added, added == 0 and text(
