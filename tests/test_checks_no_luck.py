@@ -309,3 +309,36 @@ def test_a_count_is_named_only_when_every_split_agrees():
         result = checks.check("get_batch_samples", wrong)
         assert (result.status, result.mistake) == ("failed", None), wrong
     assert status("get_batch_samples", NonPadCount) == "passed"
+
+
+def test_a_mistake_is_named_after_the_kernel_changes_language():
+    """Fact-based checkers keep a sentence in their observations: a
+    catalogue seen in English must still name a mistake in Japanese."""
+    from kit import checks, i18n
+    from kit.checks.nb04_grpo_dataloader import NoTimesK
+    before = i18n.language()
+    try:
+        i18n.set_language("en")
+        assert checks.check("get_train_dataloader", NoTimesK).mistake == (
+            "no_times_k")
+        i18n.set_language("ja")
+        assert checks.check("get_train_dataloader", NoTimesK).mistake == (
+            "no_times_k")
+    finally:
+        i18n.set_language(before)
+
+
+def test_a_pair_in_the_wrong_order_is_told_so_not_that_it_raised():
+    from kit import checks
+    from kit.trainers import GRPOTrainer
+
+    class CountFirst(GRPOTrainer):
+        def get_batch_samples(self, epoch_iterator, num_batches, device):
+            batches = _prepared(self, epoch_iterator, num_batches, device)
+            tokens = sum(b["completion_mask"].sum() for b in batches)
+            return self.accelerator.gather(tokens).sum(), batches
+
+    result = checks.check("get_batch_samples", CountFirst)
+    assert result.status == "failed"
+    assert "raised" not in result.message
+    assert "(Tensor, list)" in result.message

@@ -264,13 +264,23 @@ def name_mistake(exercise, seen):
     """The catalogued mistake that behaves exactly like `seen`, or None."""
     for mistake in exercise.mistakes:
         try:
-            if same(seen, exercise.seen(mistake.code)):
+            if same(_behaviour(seen),
+                    _behaviour(exercise.seen(mistake.code))):
                 return mistake
         except Exception as error:  # a mistake that cannot even run
             if not is_the_learners(error):
                 raise
             continue
     return None
+
+
+def _behaviour(seen):
+    """What an answer did, without the words about it: a fact-based
+    observation's "problem" is a sentence in the language of the moment,
+    and a mistake's observation may have been made in the other one."""
+    if isinstance(seen, dict) and "problem" in seen:
+        return {key: value for key, value in seen.items() if key != "problem"}
+    return seen
 
 
 # ------------------------------------------------- exercises stand alone

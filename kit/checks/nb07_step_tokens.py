@@ -207,6 +207,10 @@ def _step_facts(trainer, k, GA, index):
                 MESSAGES, "get_batch_samples.problem.pair",
                 kind=type(out).__name__)
         batches, count = out
+        if not isinstance(batches, (list, tuple)):  # (count, batches)?
+            kind = f"({type(batches).__name__}, {type(count).__name__})"
+            yield f"returned ({where})", kind, text(
+                MESSAGES, "get_batch_samples.problem.pair", kind=kind)
         if not all(isinstance(batch, dict) and "completion_mask" in batch
                    for batch in batches):
             yield f"batches ({where})", "not prepared", text(
