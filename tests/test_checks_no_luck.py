@@ -342,3 +342,18 @@ def test_a_pair_in_the_wrong_order_is_told_so_not_that_it_raised():
     assert result.status == "failed"
     assert "raised" not in result.message
     assert "(Tensor, list)" in result.message
+
+
+def test_a_tuple_in_another_order_is_told_so():
+    def rewards_first(policy_chosen_logps, policy_rejected_logps,
+                      ref_chosen_logps, ref_rejected_logps, beta=0.1):
+        losses_, chosen, rejected = losses.dpo_loss(
+            policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
+            ref_rejected_logps, beta)
+        return chosen, rejected, losses_
+
+    from kit import checks
+    result = checks.check("dpo_loss", rewards_first)
+    assert result.status == "failed"
+    assert "in another order" in result.message
+    assert "gradient" not in result.message

@@ -418,6 +418,9 @@ MESSAGES = {"en": {
         "minimises, so that narrows the margin",
     "dpo_loss.no_minus.hint": "put a minus in front: -F.logsigmoid(...)",
     "dpo_loss.judge.not three": "returned {kind}, not a tuple of three",
+    "dpo_loss.judge.order":
+        "your dpo_loss returns the three right tensors in another order: "
+        "return (losses, chosen_rewards, rejected_rewards)",
     "dpo_loss.judge.three":
         "{out}: return three tensors (losses, chosen_rewards, "
         "rejected_rewards)",
@@ -1548,6 +1551,9 @@ MESSAGES["ja"].update({
     "dpo_loss.no_minus.hint":
         "前にマイナスを付けてください: -F.logsigmoid(...)",
     "dpo_loss.judge.not three": "3 つ組のタプルではなく {kind} を返しました",
+    "dpo_loss.judge.order":
+        "dpo_loss は正しい 3 つのテンソルを別の順序で返しています: "
+        "(losses, chosen_rewards, rejected_rewards) の順に返してください",
     "dpo_loss.judge.three":
         "{out}: 3 つのテンソル (losses, chosen_rewards, rejected_rewards) "
         "を返してください",

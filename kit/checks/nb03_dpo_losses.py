@@ -1,11 +1,13 @@
 """Checkers for notebook 03's functions; `dpo_trainer.py` has the override."""
 
+import itertools
+
 import torch
 import torch.nn.functional as F
 
 from kit import losses
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
-                                describe_error)
+                                describe_error, same)
 from kit.checks.core import Mistake, exercise
 from kit.checks.messages import MESSAGES
 from kit.i18n import text
@@ -217,6 +219,15 @@ def _run_pair_loss(candidate, beta):
                 for r in out[1:])}
 
 
+def _reordered(out, wanted):
+    """The three right tensors, returned in another order."""
+    names = ("losses", "chosen_rewards", "rejected_rewards")
+    return any(all(same(out[name], wanted[other])
+                   for name, other in zip(names, order))
+               for order in itertools.permutations(names)
+               if order != names)
+
+
 def _judge_pair_loss(candidate, seen, expected):
     for beta, wanted in expected.items():
         out = seen[beta]
@@ -225,6 +236,8 @@ def _judge_pair_loss(candidate, seen, expected):
                                 error=describe_error(out.error)))
         if not isinstance(out, dict):
             raise Mismatch(text(MESSAGES, "dpo_loss.judge.three", out=out))
+        if _reordered(out, wanted):
+            raise Mismatch(text(MESSAGES, "dpo_loss.judge.order"))
         for name in ("losses", "chosen_rewards", "rejected_rewards"):
             verdict = compare(f"{name} ({beta})", out[name], wanted[name])
         if not out["losses keep their gradient"]:
