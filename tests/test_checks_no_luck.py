@@ -210,41 +210,26 @@ def test_the_token_count_is_checked_as_two_processes_see_it():
 # ------------------------------------------ the generation buffer (04 ★★★)
 
 def test_a_buffer_keyed_on_the_optimizer_step_or_counting_evaluations_fails():
-    from kit.checks.nb04_grpo_dataloader import MyGRPOTrainer
+    from kit.checks.nb04_grpo_buffer import MyBufferedTrainer
 
-    class RefillsOnGlobalStepToo(MyGRPOTrainer):
-        def _prepare_inputs(self, generation_batch):
-            if not self.model.training:
-                return self._generate_and_score(generation_batch,
-                                                greedy=True)
-            k = self.args.steps_per_generation
-            if (self.state.global_step % k == 0 and self._step % k == 0
-                    or self._buffer is None):
-                batch = self._generate_and_score(generation_batch)
-                order = torch.randperm(len(batch["advantages"]))
-                self._buffer = [{key: None if value is None else value[rows]
-                                 for key, value in batch.items()}
-                                for rows in order.chunk(k)]
-            inputs = self._buffer[self._step % k]
-            self._step += 1
-            return inputs
+    class RefillsOnGlobalStepToo(MyBufferedTrainer):
+        """Refills on `global_step % k == 0 and self._step % k == 0`:
+        where the two are out of phase it serves the old buffer again."""
 
-    class CountsEvaluations(MyGRPOTrainer):
         def _prepare_inputs(self, generation_batch):
             k = self.args.steps_per_generation
+            if (self.model.training and self._buffer is not None
+                    and self._step % k == 0 and self.state.global_step % k):
+                inputs = self._buffer[self._step % k]  # no refill
+                self._step += 1
+                return inputs
+            return super()._prepare_inputs(generation_batch)
+
+    class CountsEvaluations(MyBufferedTrainer):
+        def _prepare_inputs(self, generation_batch):
             if not self.model.training:
                 self._step += 1  # an evaluation is no step
-                return self._generate_and_score(generation_batch,
-                                                greedy=True)
-            if self._step % k == 0 or self._buffer is None:
-                batch = self._generate_and_score(generation_batch)
-                order = torch.randperm(len(batch["advantages"]))
-                self._buffer = [{key: None if value is None else value[rows]
-                                 for key, value in batch.items()}
-                                for rows in order.chunk(k)]
-            inputs = self._buffer[self._step % k]
-            self._step += 1
-            return inputs
+            return super()._prepare_inputs(generation_batch)
 
     assert status("prepare_inputs", RefillsOnGlobalStepToo) == "failed"
     assert status("prepare_inputs", CountsEvaluations) == "failed"
