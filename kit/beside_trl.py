@@ -21,12 +21,9 @@ import warnings
 
 import torch
 
+from kit.labels import say
+
 TOLERANCE = 1e-6
-INSTALL = ("TRL is not installed, so there is nothing to compare with: "
-           "`pip install .[trl]` (or `pip install trl`), then run this cell "
-           "again.")
-NOT_DONE = ("⏸  Not done yet: your {what} still raises NotImplementedError."
-            " Finish it above, then run this cell again.")
 
 
 def _quietly(function):
@@ -99,7 +96,7 @@ def dpo_beside_trl(trainer_class, beta=0.5, pairs=8, seed=3):
     """
     trl = _trl()
     if trl is None:
-        print(INSTALL)
+        print(say("trl_missing"))
         return None
     from kit import recipes, tasks
     from kit.trainers import DPOConfig
@@ -119,7 +116,7 @@ def dpo_beside_trl(trainer_class, beta=0.5, pairs=8, seed=3):
             with torch.no_grad():
                 mine = ours.compute_loss(model, batch)
         except NotImplementedError:
-            print(NOT_DONE.format(what="compute_loss"))
+            print(say("not_done_beside_trl", what="compute_loss"))
             return None
         theirs = trl.DPOTrainer(
             model=trl_model, ref_model=trl_reference,
@@ -176,7 +173,7 @@ def grpo_beside_trl(loss_fn, beta=0.1, epsilon=0.2, generations=4):
     """
     trl = _trl()
     if trl is None:
-        print(INSTALL)
+        print(say("trl_missing"))
         return None
     from kit import tasks
     # the policy as it is now, as it generated (old), and the reference
@@ -192,7 +189,7 @@ def grpo_beside_trl(loss_fn, beta=0.1, epsilon=0.2, generations=4):
                            epsilon=epsilon, beta=beta,
                            ref_per_token_logps=batch["ref_per_token_logps"])
         except NotImplementedError:
-            print(NOT_DONE.format(what="grpo_loss"))
+            print(say("not_done_beside_trl", what="grpo_loss"))
             return None
     size = len(batch["advantages"])
     with tempfile.TemporaryDirectory() as folder:

@@ -188,6 +188,12 @@ NOTEBOOK = {"en": {
                     "raises NotImplementedError. Write it, run its cell, "
                     "then run this one again.",
     "setup": "device: {device} · preset: {preset}",
+    "trl_missing": "TRL is not installed, so there is nothing to compare "
+                   "with: `pip install .[trl]` (or `pip install trl`), then "
+                   "run this cell again.",
+    "not_done_beside_trl": "⏸  Not done yet: your {what} still raises "
+                           "NotImplementedError. Finish it above, then run "
+                           "this cell again.",
     "hidden_answer": "{stars} notebook {notebook} asks you to write this "
                      "(exercise {number}, {id}): it shows once yours passes",
     "no_font": "Japanese labels need a Japanese font: "
@@ -198,6 +204,12 @@ NOTEBOOK = {"en": {
                     "セルを実行し、それからこのセルをもう一度実行して"
                     "ください。",
     "setup": "デバイス: {device} · プリセット: {preset}",
+    "trl_missing": "TRL がインストールされていないため、比べる相手がありません: "
+                   "`pip install .[trl]`（または `pip install trl`）を実行し、"
+                   "このセルをもう一度実行してください。",
+    "not_done_beside_trl": "⏸  まだ終わっていません: {what} はまだ "
+                           "NotImplementedError を送出します。上で書き終えてから、"
+                           "このセルをもう一度実行してください。",
     "hidden_answer": "{stars} ノートブック {notebook} の演習 {number}（{id}）"
                      "で書くコードです。書いた答えが合格すると表示されます",
     "no_font": "日本語のラベルには日本語フォントが必要です: "

@@ -4,6 +4,7 @@ wrong loss, a stub or a missing TRL each say so in one line."""
 import pytest
 
 from kit import beside_trl, losses
+from kit.labels import say
 from kit.trainers import DPOTrainer
 
 pytest.importorskip("trl")
@@ -60,10 +61,25 @@ def test_a_stub_says_not_done_yet(capsys):
     assert out.count("⏸  Not done yet") == 2
 
 
+def test_a_stub_says_not_done_yet_in_japanese(capsys):
+    from kit import i18n
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError("exercise: write your code here")
+
+    before = i18n.language()
+    i18n.set_language("ja")
+    try:
+        assert beside_trl.grpo_beside_trl(stub) is None
+    finally:
+        i18n.set_language(before)
+    assert capsys.readouterr().out.startswith("⏸  まだ終わっていません: grpo_loss")
+
+
 def test_without_trl_one_line_says_how_to_install(monkeypatch, capsys):
     monkeypatch.setattr(beside_trl, "_trl", lambda: None)
     assert beside_trl.dpo_beside_trl(DPOTrainer) is None
     assert beside_trl.grpo_beside_trl(losses.grpo_loss) is None
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [beside_trl.INSTALL] * 2
-    assert "pip install .[trl]" in beside_trl.INSTALL
+    assert lines == [say("trl_missing")] * 2
+    assert "pip install .[trl]" in say("trl_missing")

@@ -89,17 +89,17 @@ class OnTheClock(TrainerCallback):
     def __init__(self, callback):
         self.callback = callback
 
-    def _event(name):
-        def event(self, *args, **kwargs):
-            method = getattr(self.callback, name)
-            where = f"{type(self.callback).__name__}.{name}"
+    def __getattribute__(self, name):
+        if not name.startswith("on_"):
+            return object.__getattribute__(self, name)
+        callback = object.__getattribute__(self, "callback")
+        method = getattr(callback, name)
+        where = f"{type(callback).__name__}.{name}"
+
+        def on_the_clock(*args, **kwargs):
             with unpaused(where):
                 return method(*args, **kwargs)
-        return event
-
-    for _name in [n for n in vars(TrainerCallback) if n.startswith("on_")]:
-        locals()[_name] = _event(_name)
-    del _name, _event
+        return on_the_clock
 
 
 @exercise("stop_callback", stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
