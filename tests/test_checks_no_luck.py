@@ -342,3 +342,62 @@ def test_a_tuple_in_another_order_is_told_so():
     assert result.status == "failed"
     assert "in another order" in result.message
     assert "gradient" not in result.message
+
+
+# ------------- an override endless inside a real Trainer.train() (04, 08)
+
+def _endless_overrides():
+    from kit.checks.nb04_grpo_buffer import MyBufferedTrainer
+    from kit.checks.nb08_private import MyCheckpointedTrainer
+
+    class SavesForEver(MyCheckpointedTrainer):
+        def _save_checkpoint(self, model, trial, **kwargs):
+            super()._save_checkpoint(model, trial, **kwargs)
+            while True:  # only once the real run saves
+                pass
+
+    class LoadsForEver(MyCheckpointedTrainer):
+        def _load_from_checkpoint(self, *args, **kwargs):
+            while True:  # only when the real run resumes
+                pass
+
+    class ServesForEver(MyBufferedTrainer):
+        def _prepare_inputs(self, generation_batch):
+            while self._step > 0:  # from the second step on
+                pass
+            return super()._prepare_inputs(generation_batch)
+
+    return [("buffer_checkpoint", SavesForEver, "_save_checkpoint"),
+            ("buffer_checkpoint", LoadsForEver, "_load_from_checkpoint"),
+            ("prepare_inputs", ServesForEver, "_prepare_inputs")]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_an_override_endless_inside_the_real_run_ends_named(case):
+    import time
+
+    from kit import checks
+    exercise_id, endless, method = _endless_overrides()[case]
+    started = time.monotonic()
+    result = checks.check(exercise_id, endless, timeout=3)
+    assert result.status == "failed"
+    assert (f"your {endless.__name__}.{method} did not return within 3 s"
+            in result.message)
+    assert time.monotonic() - started < 60  # the kit's own training aside
+
+
+def test_a_broken_init_is_not_blamed_on_the_earlier_exercise():
+    """The class that wrote get_train_dataloader passes exercise 1: only
+    this class's own __init__ is wrong, and the check says that alone."""
+    from kit import checks
+    from kit.checks.nb04_grpo_buffer import MyBufferedTrainer
+
+    class InitTypo(MyBufferedTrainer):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self._step = self._steps  # a typo
+
+    result = checks.check("prepare_inputs", InitTypo)
+    assert result.status == "failed"
+    assert "'InitTypo' object has no attribute '_steps'" in result.message
+    assert "exercise 1" not in result.message

@@ -32,6 +32,20 @@ def written_by_the_learner(error):
     return False
 
 
+def learners_method(error):
+    """The learner's function or method the error came up in, innermost
+    first ("MyTrainer._save_checkpoint"), or None: where an endless loop
+    inside the kit's own calls (a real Trainer.train()) was cut short."""
+    where, tb = None, error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if not (code.co_filename.startswith((_KIT, "<frozen"))
+                or code.co_filename.startswith(_LIBRARIES)):
+            where = code.co_qualname.rpartition("<locals>.")[2]
+        tb = tb.tb_next
+    return where
+
+
 # -------------------------------------------------- what check expects
 
 def what_check_expects(exercise, candidate):
