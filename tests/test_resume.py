@@ -254,6 +254,87 @@ def test_grpo_refuses_a_changed_temperature_or_beta(setting, value,
                            f"{setting}")
 
 
+# What each setting of the resume table is changed to: a value a user
+# would pass (numbers otherwise double, plus one)
+CHANGED_TO = {"loss_type": {"GRPOTrainer": "dapo", "DPOTrainer": "ipo"},
+              "scale_rewards": {"GRPOTrainer": "none"}}
+
+
+def changed(trainer_name, name, value):
+    if name in CHANGED_TO:
+        return CHANGED_TO[name][trainer_name]
+    return type(value)(value * 2 + 1)
+
+
+def resume_table_rows():
+    from kit.trainers.checkpoint import KEPT_ON_RESUME
+    return [(trainer, name) for trainer, kept in KEPT_ON_RESUME.items()
+            for name in kept]
+
+
+@pytest.fixture(scope="module")
+def trainers_and_checkpoints(grpo_checkpoint, dpo_checkpoint, sft_checkpoint,
+                             tmp_path_factory):
+    folder = tmp_path_factory.mktemp("resumers")
+    with pytest.MonkeyPatch.context() as patch:
+        shrink(patch)
+        dpo = recipes.dpo_trainer("cpu", output_dir=folder / "dpo",
+                                  max_steps=1, disable_tqdm=True)
+    return {"GRPOTrainer": (grpo(folder / "grpo"), grpo_checkpoint),
+            "DPOTrainer": (dpo, dpo_checkpoint),
+            "CausalLMTrainer": (sft(folder / "sft"), sft_checkpoint)}
+
+
+@pytest.mark.parametrize("trainer_name, name", resume_table_rows())
+def test_each_setting_of_the_resume_table_is_refused_changed(
+        trainer_name, name, trainers_and_checkpoints, monkeypatch):
+    trainer, checkpoint = trainers_and_checkpoints[trainer_name]
+    saved = getattr(trainer.args, name)
+    new = changed(trainer_name, name, saved)
+    monkeypatch.setattr(trainer.args, name, new)
+    with pytest.raises(ValueError) as refused:
+        trainer.check_checkpoint(checkpoint)
+    assert str(refused.value) == (
+        f"cannot resume from {checkpoint}: it was saved with {name}={saved}, "
+        f"this run has {name}={new}: resume with the same {name} or start a "
+        "new run")
+
+
+def test_what_the_resume_table_leaves_out_may_change(
+        trainers_and_checkpoints, monkeypatch):
+    for trainer, checkpoint in trainers_and_checkpoints.values():
+        for name, value in (("learning_rate", 0.5), ("logging_steps", 3),
+                            ("max_steps", 50), ("save_steps", 7)):
+            monkeypatch.setattr(trainer.args, name, value)
+        trainer.check_checkpoint(checkpoint)  # no refusal
+
+
+def test_the_readme_resume_table_is_the_kits():
+    from kit.trainers.checkpoint import KEPT_ON_RESUME
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("### What a resume may change")[1]
+    table = next(part for part in section.split("\n\n")
+                 if part.startswith("| trainer"))
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[2]
+            for line in table.splitlines()[2:]}
+    assert set(rows) == set(KEPT_ON_RESUME)
+    for trainer, kept in KEPT_ON_RESUME.items():
+        assert sorted(n.strip(" `") for n in rows[trainer].split(",")) == (
+            sorted(kept)), trainer
+
+
+def test_a_grpo_loss_type_or_a_dpo_beta_changed_is_refused_before_loading(
+        grpo_checkpoint, dpo_checkpoint, tmp_path):
+    refused_before_loading(grpo(tmp_path / "grpo", loss_type="dapo"),
+                           grpo_checkpoint, "saved with loss_type=grpo, this "
+                                            "run has loss_type=dapo")
+    with pytest.MonkeyPatch.context() as patch:
+        shrink(patch)
+        dpo = recipes.dpo_trainer("cpu", output_dir=tmp_path / "dpo",
+                                  max_steps=2, beta=0.01, disable_tqdm=True)
+    refused_before_loading(dpo, dpo_checkpoint, "this run has beta=0.01")
+
+
 def test_a_checkpoint_of_another_model_size_is_refused(sft_checkpoint,
                                                        tmp_path):
     refused_before_loading(sft(tmp_path, preset="gpu"), sft_checkpoint,

@@ -30,11 +30,27 @@ OTHER_WEIGHTS = ("model.safetensors.index.json", "pytorch_model.bin",
 SHAPE = ("model_type", "vocab_size", "hidden_size", "intermediate_size",
          "num_hidden_layers", "num_attention_heads", "num_key_value_heads")
 
+# What a resume may not change, by kit trainer: the settings that decide
+# which rows make a step's batch, what a buffered slice holds, or what the
+# loss is. Anything else may change: a learning rate, logging, max_steps,
+# save_steps. README's resume table is this one (a test holds them equal).
+BATCH = ("per_device_train_batch_size", "gradient_accumulation_steps")
+KEPT_ON_RESUME = {
+    "CausalLMTrainer": BATCH,
+    "DPOTrainer": BATCH + ("beta", "loss_type", "label_smoothing",
+                           "max_length"),
+    # a resume serves the saved buffer: cut the same way, its completions
+    # as long, its log-probs taken at this temperature and reference
+    "GRPOTrainer": BATCH + ("num_generations", "steps_per_generation",
+                            "max_completion_length", "temperature", "beta",
+                            "epsilon", "loss_type", "scale_rewards"),
+}
+
 
 class CheckpointMixin:
     """Write `kit_checkpoint.json` with each checkpoint; check it on resume.
 
-    A trainer lists in `checkpoint_settings()` the settings a resume must
+    A trainer's row of KEPT_ON_RESUME lists the settings a resume must
     share; one with state of its own names a `state_file` and returns that
     state from `checkpoint_state()` (tensors, numbers, lists and dicts
     only, so that loading it with weights_only cannot run code).
@@ -43,13 +59,12 @@ class CheckpointMixin:
     state_file = None  # e.g. "grpo_state_{process}.pt", one per process
 
     def checkpoint_settings(self):
-        """Settings that must not change between save and resume."""
-        # they decide which rows make each step's batch
+        """Settings that must not change between save and resume: this
+        trainer's row of KEPT_ON_RESUME, and the number of processes."""
+        kept = next(KEPT_ON_RESUME[c.__name__] for c in type(self).__mro__
+                    if c.__name__ in KEPT_ON_RESUME)
         return {"processes": self.accelerator.num_processes,
-                "per_device_train_batch_size":
-                    self.args.per_device_train_batch_size,
-                "gradient_accumulation_steps":
-                    self.args.gradient_accumulation_steps}
+                **{name: getattr(self.args, name) for name in kept}}
 
     def checkpoint_state(self):
         """This trainer's own state, saved in `state_file`."""

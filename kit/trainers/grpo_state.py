@@ -19,14 +19,6 @@ class GRPOStateMixin(CheckpointMixin):
                          for key, value in self._generation.items()})
         super().log(logs, start_time)
 
-    def checkpoint_settings(self):
-        # a resume serves the saved buffer: cut the same way, its log-probs
-        # taken at this temperature, with this reference
-        return {**super().checkpoint_settings(),
-                "steps_per_generation": self.args.steps_per_generation,
-                "num_generations": self.args.num_generations,
-                "temperature": self.args.temperature, "beta": self.args.beta}
-
     state_file = "grpo_state_{process}.pt"
 
     def checkpoint_state(self):  # the buffer and counters: resume is exact
