@@ -10,6 +10,8 @@ Writes, per process, to OUT/rank<r>.json:
 - GRPO "dapo": one optimizer step's gradient (GA 2, k 2, uneven lengths),
   averaged over the processes as DDP does, and the one-process gradient of
   dapo on all the processes' completions together: their relative distance;
+- GRPO saved and resumed as `kit train grpo` does, in two processes: whether the
+  resumed run ends with the weights of the run that went on;
 - DPO: `kit train dpo --max-steps 4` into OUT/dpo, through the command
   line's own entry point (in this launch: a second one would cost three
   more processes importing torch).
@@ -21,10 +23,11 @@ import sys
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_file
 from transformers import (DataCollatorForSeq2Seq, Trainer,
                           TrainingArguments)
 
-from kit import cli, recipes, tasks
+from kit import cli, recipes, runs, tasks
 from kit.losses import dapo_loss
 from kit.models import greedy_accuracy, tiny_model
 from kit.trainers import CausalLMTrainer, GRPOTrainer
@@ -119,11 +122,31 @@ def dapo_step_distance():
     return ((grad - one).norm() / one.norm()).item()
 
 
+def resumed_exactly():
+    """The GRPO recipe saves at step 2 (mid-generation: k = 4), then
+    resumes from it, each process from its own buffer file: the weights at
+    step 4 are those of the run that went on."""
+    saved, resumed = out / "grpo_saved", out / "grpo_resumed"
+    # what `kit train` runs (it ends the process group: not twice in one)
+    runs.run("grpo", saved, max_steps=4, save_steps=2, disable_tqdm=True)
+    try:
+        runs.run("grpo", resumed, max_steps=4, disable_tqdm=True,
+                 resume_from_checkpoint=str(saved / "checkpoint-2"))
+    except ValueError as refused:
+        return str(refused)
+    trainer.accelerator.wait_for_everyone()  # rank 0 writes the weights
+    first, second = (load_file(folder / "model.safetensors")
+                     for folder in (saved, resumed))
+    return first.keys() == second.keys() and all(
+        torch.equal(first[key], second[key]) for key in first)
+
+
 (out / f"rank{rank}.json").write_text(json.dumps({
     "processes": trainer.accelerator.num_processes,
     "calls": trainer._generation["calls"], "generations": generations,
     "eval_reward": eval_reward, "greedy_accuracy": accuracy,
     "dapo_step_distance": dapo_step_distance(),
+    "resumed_exactly": resumed_exactly(),
     "update_norm": {"Trainer": update_norm(Trainer),
                     "CausalLMTrainer": update_norm(CausalLMTrainer)}}))
 dpo = cli.main(["train", "dpo", "--max-steps", "4", "--output-dir",

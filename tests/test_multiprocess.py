@@ -98,6 +98,11 @@ def test_dapo_step_gradient_is_the_one_process_gradient(runs):
     assert [run["dapo_step_distance"] <= 1e-6 for run in runs] == [True] * 2
 
 
+def test_two_processes_save_and_resume_grpo_exactly(runs):
+    # each rank saved its own grpo_state_<rank>.pt, and both load theirs
+    assert [run["resumed_exactly"] for run in runs] == [True, True]
+
+
 def test_dpo_trains_in_two_processes(runs_folder):
     # `kit train dpo --max-steps 4`, run by each process of the same launch
     assert [json.loads((runs_folder / f"dpo_rank{r}.json").read_text())

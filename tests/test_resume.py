@@ -383,6 +383,51 @@ def test_a_broken_file_is_named_before_any_weights_load(
                            f"cannot resume from .*{match}")
 
 
+def with_step(step):
+    return lambda state: {**state, "step": step}
+
+
+def with_slices(change):
+    return lambda state: {**state, "buffer": [change(s) for s in
+                                              state["buffer"]]}
+
+
+def one_row(slice_):
+    return {key: None if value is None else value[:1]
+            for key, value in slice_.items()}
+
+
+def without_advantages(slice_):
+    return {key: value for key, value in slice_.items()
+            if key != "advantages"}
+
+
+@pytest.mark.parametrize("change, match", [
+    (with_step(-3), r"holds step=-3, but 1 optimizer steps of gradient_"
+                    r"accumulation_steps=1 serve 1 micro-steps"),
+    (with_step("x"), "holds step='x'"),
+    (with_step(2.5), "holds step=2.5"),
+    (with_step(True), "holds step=True"),
+    (lambda state: {**state, "buffer": state["buffer"] * 2},
+     "holds a buffer of 4 slices, not the 2 slices of steps_per_generation=2"),
+    (lambda state: {**state, "buffer": state["buffer"][:1]},
+     "holds a buffer of 1 slices, not the 2"),
+    (lambda state: {**state, "buffer": None}, "holds no buffer after 1 steps"),
+    (with_slices(one_row), "holds a buffer whose slice 0 has 1 rows of "
+                           "prompt_ids, not the per_device_train_batch_size=8"),
+    (with_slices(without_advantages),
+     "holds a buffer whose slice 0 lacks advantages"),
+    (lambda state: {**state, "generation": {}}, "holds generation={}"),
+])
+def test_a_hand_made_or_foreign_buffer_state_is_refused_before_loading(
+        change, match, grpo_checkpoint, tmp_path):
+    checkpoint = broken_copy(grpo_checkpoint, tmp_path)
+    path = checkpoint / "grpo_state_0.pt"
+    torch.save(change(torch.load(path, weights_only=True)), path)
+    refused_before_loading(grpo(tmp_path / "run"), checkpoint,
+                           f"cannot resume from .*: grpo_state_0.pt {match}")
+
+
 def test_a_missing_path_is_named_as_missing(tmp_path):
     refused_before_loading(grpo(tmp_path), tmp_path / "no-such-checkpoint",
                            "no-such-checkpoint: there is no such folder")

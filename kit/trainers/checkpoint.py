@@ -237,9 +237,10 @@ class CheckpointMixin:
             return None
         name = self._state_file()
         try:  # weights_only: a checkpoint from elsewhere cannot run code
+            # onto the CPU first: the trainer moves it where it runs (two
+            # CPU processes both run on cpu:0, a device torch.load refuses)
             state = torch.load(os.path.join(folder, name),
-                               map_location=self.args.device,
-                               weights_only=True)
+                               map_location="cpu", weights_only=True)
         except pickle.UnpicklingError:
             refuse(folder, f"{name} holds more than tensors and numbers, and "
                            "loading it could run code, so it was not "
@@ -254,7 +255,21 @@ class CheckpointMixin:
             refuse(folder, f"{name} holds {found}, not {expected}: it was "
                            f"not saved by {type(self).__name__}: resume from "
                            "a checkpoint it saved, or start a new run")
+        with open(os.path.join(folder, TRAINER_STATE_NAME)) as file:
+            global_step = json.load(file).get("global_step")
+        problem = self.checkpoint_state_problem(state, global_step)
+        if problem:
+            refuse(folder, f"{name} {problem}: it was not saved with this "
+                           "checkpoint by a run with these settings: resume "
+                           "from a checkpoint the kit saved, or start a new "
+                           "run")
         return state
+
+    def checkpoint_state_problem(self, state, global_step):
+        """What makes `state` (its keys checked) unfit for this run at
+        `global_step`, in a few words; None when it fits. Checked before
+        any weights load: a bad state fails here, not mid-training."""
+        return None
 
     # ------------------------------------------------------------- plumbing
 

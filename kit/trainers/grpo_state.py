@@ -3,6 +3,8 @@
 A mixin, apart so the trainer reads in one sitting.
 """
 
+import torch
+
 from kit.trainers.checkpoint import CheckpointMixin
 
 
@@ -26,5 +28,69 @@ class GRPOStateMixin(CheckpointMixin):
                 "generation": self._generation}
 
     def load_checkpoint_state(self, state):
-        self._step, self._buffer = state["step"], state["buffer"]
-        self._generation = state["generation"]
+        device = self.args.device  # loaded onto the CPU
+        self._step, self._generation = state["step"], state["generation"]
+        self._buffer = None if state["buffer"] is None else [
+            {key: None if value is None else value.to(device)
+             for key, value in slice_.items()} for slice_ in state["buffer"]]
+
+    def checkpoint_state_problem(self, state, global_step):
+        # _step counts micro-steps: GA of them each optimizer step
+        step, buffer = state["step"], state["buffer"]
+        served = global_step * self.args.gradient_accumulation_steps
+        if type(step) is not int or step != served:
+            return (f"holds step={step!r}, but {global_step} optimizer steps "
+                    "of gradient_accumulation_steps="
+                    f"{self.args.gradient_accumulation_steps} serve {served} "
+                    "micro-steps")
+        generation = state["generation"]
+        if not (isinstance(generation, dict) and all(
+                isinstance(generation.get(key), (int, float))
+                for key in ("calls", "seconds", "tokens"))):
+            return (f"holds generation={generation!r:.60}, not its calls, "
+                    "seconds and tokens")
+        if buffer is None:  # nothing generated yet
+            return None if step == 0 else f"holds no buffer after {step} steps"
+        k = self.args.steps_per_generation
+        if not isinstance(buffer, list) or len(buffer) != k:
+            held = (f"{len(buffer)} slices" if isinstance(buffer, list)
+                    else type(buffer).__name__)
+            return (f"holds a buffer of {held}, not the {k} slices of "
+                    f"steps_per_generation={k}")
+        for index, slice_ in enumerate(buffer):
+            problem = self._slice_problem(slice_)
+            if problem:
+                return f"holds a buffer whose slice {index} {problem}"
+        return None
+
+    def _slice_problem(self, slice_):
+        """A slice as _prepare_inputs cuts it: the batch's rows, each key
+        compute_loss reads, completions no longer than generated."""
+        if not isinstance(slice_, dict):
+            return f"is a {type(slice_).__name__}, not a dict of tensors"
+        missing = [key for key in SLICE_KEYS if key not in slice_]
+        if missing:
+            return f"lacks {', '.join(missing)}"
+        rows = self.args.per_device_train_batch_size
+        for key, value in slice_.items():
+            if value is None and key in OPTIONAL:
+                continue
+            if not isinstance(value, torch.Tensor) or value.dim() == 0:
+                return f"has {key} as {type(value).__name__}, not rows"
+            if len(value) != rows:
+                return (f"has {len(value)} rows of {key}, not the "
+                        f"per_device_train_batch_size={rows}")
+            if (key.startswith("completion") and value.dim() == 2 and
+                    value.shape[1] > self.args.max_completion_length):
+                return (f"has completions of {value.shape[1]} tokens, "
+                        "beyond max_completion_length="
+                        f"{self.args.max_completion_length}")
+        return None
+
+
+# What compute_loss reads from each buffered slice (grpo.py), and which of
+# those is None while unused (on-policy, no KL)
+SLICE_KEYS = ("prompt_ids", "prompt_mask", "completion_ids",
+              "completion_mask", "advantages", "old_per_token_logps",
+              "ref_per_token_logps")
+OPTIONAL = ("old_per_token_logps", "ref_per_token_logps")
