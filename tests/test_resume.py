@@ -9,6 +9,7 @@ import torch
 from safetensors.torch import load_file
 
 from kit import cli, recipes, runs, tasks
+from kit.trainers import GRPOTrainer
 
 TIMING = ("runtime", "per_second", "generation/seconds")
 
@@ -456,8 +457,41 @@ def test_a_grpo_checkpoint_cut_before_its_last_file_says_so(grpo_checkpoint,
                            "short")
 
 
-def test_a_checkpoint_of_the_stock_trainer_says_so(sft_checkpoint, tmp_path):
-    checkpoint = broken_copy(sft_checkpoint, tmp_path, "kit_checkpoint.json")
-    refused_before_loading(sft(tmp_path / "run"), checkpoint,
+def test_a_checkpoint_of_the_stock_trainer_says_so(tmp_path):
+    from transformers import Trainer
+    sft(tmp_path / "stock", trainer_class=Trainer).train()
+    refused_before_loading(sft(tmp_path / "run"),
+                           tmp_path / "stock" / "checkpoint-1",
                            "no kit_checkpoint.json, so it was not saved by a "
                            "kit trainer")
+
+
+def test_a_kit_checkpoint_cut_after_the_trainers_files_says_cut_short(
+        sft_checkpoint, tmp_path):
+    # cut after trainer_state.json, the Trainer's last file: not a stock
+    # Trainer's checkpoint (N37)
+    checkpoint = broken_copy(sft_checkpoint, tmp_path, "kit_checkpoint.json")
+    refused_before_loading(sft(tmp_path / "run"), checkpoint,
+                           "it has trainer_state.json from a kit trainer but "
+                           "no kit_checkpoint.json, which is written after "
+                           "it: saving it was cut short")
+
+
+class KilledAfterTheTrainersFiles(GRPOTrainer):
+    """Saving stops (as under kill -9) once the Trainer's files are in."""
+
+    def checkpoint_state(self):
+        raise KeyboardInterrupt
+
+
+def test_a_folder_saved_over_by_a_run_cut_short_is_refused(grpo_checkpoint,
+                                                           tmp_path):
+    # run B saves into the folder run A's checkpoint-1 is in, and is cut
+    # short: A's kit_checkpoint.json must not vouch for B's files (N88)
+    folder = tmp_path / "runs"
+    shutil.copytree(grpo_checkpoint.parent, folder)
+    with pytest.raises(KeyboardInterrupt):
+        grpo(folder, trainer_class=KilledAfterTheTrainersFiles, seed=1,
+             learning_rate=0.1).train()
+    refused_before_loading(grpo(tmp_path / "run"), folder / "checkpoint-1",
+                           "saving it was cut short")

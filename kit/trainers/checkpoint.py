@@ -21,6 +21,7 @@ from transformers.trainer import (OPTIMIZER_NAME, SCHEDULER_NAME,
 from transformers.trainer_utils import get_last_checkpoint
 
 METADATA = "kit_checkpoint.json"  # written last: its presence means "whole"
+KIT_MARK = "kit_checkpoint"  # trainer_state.json's mark: a kit trainer saved
 WEIGHTS = "model.safetensors"
 # The other ways a Trainer saves a model (sharded, .bin, adapters).
 OTHER_WEIGHTS = ("model.safetensors.index.json", "pytorch_model.bin",
@@ -76,14 +77,27 @@ class CheckpointMixin:
     # Private methods: **kwargs takes whatever a newer Trainer passes (when
     # transformers 4.47 dropped `metrics`, overrides without it broke).
     def _save_checkpoint(self, model, trial, **kwargs):
-        super()._save_checkpoint(model, trial, **kwargs)
         folder = self._checkpoint_dir(trial)
+        if self.args.should_save:
+            # A folder saved over (a run killed mid-save, then another)
+            # must not keep the marker of the run before: gone first, it
+            # comes back only once this save is whole.
+            if os.path.exists(os.path.join(folder, METADATA)):
+                os.remove(os.path.join(folder, METADATA))
+            # and trainer_state.json, which the Trainer writes last, says
+            # a kit trainer saved it: a folder without the marker is then
+            # one cut short, not a stock Trainer's
+            self.state.stateful_callbacks[KIT_MARK] = {
+                "trainer": self._checkpoint_metadata()["trainer"]}
+        super()._save_checkpoint(model, trial, **kwargs)
         if self.state_file:
             torch.save(self.checkpoint_state(),
                        os.path.join(folder, self._state_file()))
-        if self.args.should_save:  # last: a checkpoint with it is whole
-            with open(os.path.join(folder, METADATA), "w") as file:
+        if self.args.should_save:  # last, whole or not at all
+            partial = os.path.join(folder, METADATA + ".partial")
+            with open(partial, "w") as file:
                 json.dump(self._checkpoint_metadata(), file, indent=1)
+            os.replace(partial, os.path.join(folder, METADATA))
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
                               **kwargs):
@@ -123,7 +137,8 @@ class CheckpointMixin:
                 refuse(folder, "it is a run's folder, not one of its "
                                "checkpoints: resume from its latest, "
                                f"--resume-from-checkpoint {latest}")
-            if not os.path.isfile(os.path.join(folder, TRAINER_STATE_NAME)):
+            state = os.path.join(folder, TRAINER_STATE_NAME)
+            if not os.path.isfile(state):
                 refuse(folder, f"it has neither {TRAINER_STATE_NAME} nor "
                                f"{METADATA}, which are written last: saving "
                                "it was cut short (or it is not a "
@@ -135,6 +150,12 @@ class CheckpointMixin:
                                f"{METADATA}, which is written after it: "
                                "saving it was cut short: resume from an "
                                "earlier checkpoint, or start a new run")
+            if _saved_by_the_kit(state):
+                refuse(folder, f"it has {TRAINER_STATE_NAME} from a kit "
+                               f"trainer but no {METADATA}, which is "
+                               "written after it: saving it was cut short: "
+                               "resume from an earlier checkpoint, or "
+                               "start a new run")
             refuse(folder, f"it has no {METADATA}, so it was not saved by a "
                            "kit trainer: start a new run, or resume from a "
                            f"checkpoint {type(self).__name__} saved")
@@ -295,6 +316,18 @@ class CheckpointMixin:
         if self.args.world_size > 1:
             return f"rng_state_{self.args.process_index}.pth"
         return "rng_state.pth"
+
+
+def _saved_by_the_kit(trainer_state):
+    """Whether a trainer_state.json holds the kit's mark (see
+    _save_checkpoint); a damaged one does not."""
+    try:
+        with open(trainer_state) as file:
+            saved = json.load(file)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(saved, dict) and KIT_MARK in (
+        saved.get("stateful_callbacks") or {})
 
 
 def refuse(folder, why):
