@@ -495,3 +495,21 @@ def test_a_folder_saved_over_by_a_run_cut_short_is_refused(grpo_checkpoint,
              learning_rate=0.1).train()
     refused_before_loading(grpo(tmp_path / "run"), folder / "checkpoint-1",
                            "saving it was cut short")
+
+
+# ----------------------------------------- one run at a time into a folder
+
+def test_a_second_run_into_a_folder_in_use_is_refused_naming_the_first(
+        tmp_path, capsys):
+    from kit.trainers.run_lock import output_folder_lock
+    folder = tmp_path / "same"
+    with output_folder_lock(folder):  # a first run, training there
+        with pytest.raises(ValueError, match=(
+                r"output_dir .*same is being written by another run "
+                r"\(process \d+, started .*\): wait for it to end")):
+            sft(folder).train()
+        assert cli.main(["train", "sft", "--max-steps", "1", "--output-dir",
+                         str(folder)]) == 2
+        assert "is being written by another run" in capsys.readouterr().err
+    assert not (folder / ".kit_run.lock").exists()  # gone with the run
+    sft(folder).train()  # once the first has ended, the folder is free

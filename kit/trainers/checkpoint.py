@@ -20,6 +20,8 @@ from transformers.trainer import (OPTIMIZER_NAME, SCHEDULER_NAME,
                                   TRAINER_STATE_NAME)
 from transformers.trainer_utils import get_last_checkpoint
 
+from kit.trainers.run_lock import output_folder_lock
+
 METADATA = "kit_checkpoint.json"  # written last: its presence means "whole"
 KIT_MARK = "kit_checkpoint"  # trainer_state.json's mark: a kit trainer saved
 WEIGHTS = "model.safetensors"
@@ -73,6 +75,11 @@ class CheckpointMixin:
 
     def load_checkpoint_state(self, state):
         """Take back what `checkpoint_state()` returned."""
+
+    def train(self, *args, **kwargs):
+        # one run at a time into a folder: two would save over each other
+        with output_folder_lock(self.args.output_dir, self.args.should_save):
+            return super().train(*args, **kwargs)
 
     # Private methods: **kwargs takes whatever a newer Trainer passes (when
     # transformers 4.47 dropped `metrics`, overrides without it broke).
