@@ -28,8 +28,9 @@ def positive_int(text):
 # the kit's own code: errors raised here are the kit's one-line refusals
 KIT_DIR = Path(__file__).resolve().parent
 # what the kit raises for bad input (a config rule, a checkpoint it will not
-# resume, a missing policy, a run gone non-finite, a policy outside its band)
-REFUSALS = (ValueError, FileNotFoundError, FloatingPointError, RuntimeError)
+# resume, a missing policy, a run gone non-finite, a policy outside its band,
+# a full disk)
+REFUSALS = (ValueError, OSError, FloatingPointError, RuntimeError)
 
 
 def _raised_by_kit(error):

@@ -7,12 +7,16 @@ starting policy checked against BAND).
 """
 
 import json
+import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import torch
+from safetensors import SafetensorError
+from transformers.trainer_utils import get_last_checkpoint
 
 from kit import outputs, recipes, tasks
 from kit.live import plot_history
@@ -20,6 +24,7 @@ from kit.models import check_preset, greedy_accuracy, policy_path
 from kit.recipes import BAND
 from kit.runtime import run_path
 
+SAVING = ".saving"  # the final files are written here, then moved in
 # float16 halves the "gpu" policy to 8 MB, small enough to ship with the kit
 SHIP_DTYPE = {"gpu": torch.float16}
 
@@ -72,12 +77,39 @@ def run(name, output_dir=None, save_steps=None, resume_from_checkpoint=None,
 
 
 def save(trainer, output_dir, metrics=()):
-    """The final model, its tokenizer, the log history and its plot."""
+    """The final model, its tokenizer, the log history and its plot.
+
+    Written into a folder beside the run's files, then moved over them: a
+    save cut short (a full disk) leaves the folder as it was, says so in
+    one line, and a rerun into it is welcome.
+    """
     output_dir = Path(output_dir)
-    trainer.save_model(str(output_dir))
+    staging = output_dir / SAVING
     history = trainer.state.log_history
-    (output_dir / "log_history.json").write_text(json.dumps(history, indent=1))
+    first = trainer.is_world_process_zero()
+    try:
+        trainer.save_model(str(staging))
+        if first:
+            (staging / "log_history.json").write_text(
+                json.dumps(history, indent=1))
+    except (OSError, SafetensorError) as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OSError(_not_saved(output_dir, error)) from None
+    if first:
+        for item in staging.iterdir():
+            os.replace(item, output_dir / item.name)
+        staging.rmdir()
     save_plot(history, metrics, output_dir)
+
+
+def _not_saved(output_dir, error):
+    reason = (str(error).strip().splitlines() or [type(error).__name__])[-1]
+    latest = get_last_checkpoint(str(output_dir))
+    again = (f"resume from its latest checkpoint, --resume-from-checkpoint "
+             f"{latest}" if latest else "run again")
+    return (f"could not save the model to {output_dir} ({reason[:120]}): "
+            "the files already there are as they were: free some space, "
+            f"then {again}")
 
 
 def save_plot(history, metrics, output_dir):

@@ -513,3 +513,40 @@ def test_a_second_run_into_a_folder_in_use_is_refused_naming_the_first(
         assert "is being written by another run" in capsys.readouterr().err
     assert not (folder / ".kit_run.lock").exists()  # gone with the run
     sft(folder).train()  # once the first has ended, the folder is free
+
+
+# ------------------------------------------------------------ a full disk
+
+def no_space_left(*args, **kwargs):
+    from safetensors import SafetensorError
+    raise SafetensorError("Error while serializing: I/O error: No space left "
+                          "on device (os error 28)")
+
+
+def files(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+def test_a_full_disk_leaves_the_folder_as_it_was_and_a_rerun_welcome(
+        tmp_path, monkeypatch, capsys):
+    import transformers.modeling_utils as modeling
+    kept, fresh = tmp_path / "kept", tmp_path / "fresh"
+    runs.run("sft", kept, max_steps=1, disable_tqdm=True)
+    before = files(kept)
+    with monkeypatch.context() as patch:
+        patch.setattr(modeling, "safe_save_file", no_space_left)
+        with pytest.raises(OSError, match=(
+                f"could not save the model to {kept} \\(.*No space left on "
+                r"device.*\): the files already there are as they were: "
+                "free some space, then run again")):
+            runs.run("sft", kept, max_steps=2, disable_tqdm=True)
+        assert files(kept) == before  # the first run's model is not lost
+        with pytest.raises(OSError):
+            runs.run("sft", fresh, max_steps=1, disable_tqdm=True)
+        assert cli.main(["train", "sft", "--max-steps", "1", "--output-dir",
+                         str(kept)]) == 2
+        assert "No space left on device" in capsys.readouterr().err
+    # space again: a rerun into either folder is the kit's own (N78)
+    for folder in (kept, fresh):
+        assert cli.main(["train", "sft", "--max-steps", "1", "--output-dir",
+                         str(folder)]) == 0
