@@ -34,6 +34,18 @@ def _restore(trainer, folder, name=None):
     trainer._generation = state["generation"]
 
 
+def _checked(trainer, folder, name):
+    """The state in `name`, refused unless it is there and cut for this k."""
+    path = os.path.join(folder, name)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{name} is not in {folder}")
+    state = torch.load(path, weights_only=True)
+    slices = len(state["buffer"] or [])
+    if slices not in (0, trainer.args.steps_per_generation):
+        raise ValueError(f"{name}: {slices} slices for another k")
+    return state
+
+
 class Learners(GRPOTrainerWithoutBuffer):
     """A right answer in other words: args.process_index, its own name."""
 
@@ -44,10 +56,34 @@ class Learners(GRPOTrainerWithoutBuffer):
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
                               **kwargs):
+        state = _checked(self, resume_from_checkpoint,
+                         f"mine-{self.args.process_index}.pt")
         super()._load_from_checkpoint(resume_from_checkpoint, model,
                                       **kwargs)
+        self._step, self._buffer = state["step"], state["buffer"]
+        self._generation = state["generation"]
+
+
+class ReadsAfterLoading(Learners):
+    """Last session's right answer: the weights load before the file."""
+
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
+        GRPOTrainerWithoutBuffer._load_from_checkpoint(
+            self, resume_from_checkpoint, model, **kwargs)
         _restore(self, resume_from_checkpoint,
                  f"mine-{self.args.process_index}.pt")
+
+
+class ChecksOnlyThatItIsThere(Learners):
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
+        name = f"mine-{self.args.process_index}.pt"
+        if not os.path.exists(os.path.join(resume_from_checkpoint, name)):
+            raise FileNotFoundError(name)
+        GRPOTrainerWithoutBuffer._load_from_checkpoint(
+            self, resume_from_checkpoint, model, **kwargs)
+        _restore(self, resume_from_checkpoint, name)
 
 
 class NoKwargs(Learners):
@@ -131,10 +167,19 @@ def test_the_buffer_checkpoint_accepts_right_answers(right):
     (OnlySaves, "not_restored"),
     (ForgetsTheStep, "step_not_restored"),
     (OneFileName, "same_file_everywhere"),
+    (ReadsAfterLoading, "read_after_the_weights"),
 ])
 def test_the_buffer_checkpoint_names_each_mistake(wrong, mistake):
     result = checks.check("buffer_checkpoint", wrong)
     assert (result.status, result.mistake) == ("failed", mistake)
+
+
+def test_a_buffer_cut_for_another_k_must_be_refused_before_the_weights():
+    result = checks.check("buffer_checkpoint", ChecksOnlyThatItIsThere)
+    assert result.status == "failed"
+    assert ("a checkpoint whose buffer has a slice more than this run's "
+            "steps_per_generation was resumed without a word"
+            in result.message)
 
 
 def test_only_saving_is_not_enough():

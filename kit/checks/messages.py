@@ -1039,8 +1039,10 @@ MESSAGES = {"en": {
         "that folder, in a file named for self.accelerator.process_index: "
         "every process holds its own slices.",
     "buffer_checkpoint.hint.3":
-        "Loading: call super()._load_from_checkpoint(...) (it loads the "
-        "weights), then torch.load(path, weights_only=True) and set "
+        "Loading: first your file: raise a ValueError naming it if it is "
+        "missing, torch.load(path, weights_only=True), and raise one if its "
+        "buffer has not self.args.steps_per_generation slices. Then "
+        "super()._load_from_checkpoint(...) (it loads the weights), then set "
         "self._step, self._buffer and self._generation back, all three.",
     "buffer_checkpoint.no_kwargs.title": "no **kwargs",
     "buffer_checkpoint.no_kwargs.why":
@@ -1084,6 +1086,16 @@ MESSAGES = {"en": {
         "generates anew instead of serving the buffer's next slice",
     "buffer_checkpoint.step_not_restored.hint":
         "self._step = state['step'], beside self._buffer",
+    "buffer_checkpoint.read_after_the_weights.title":
+        "file read after the weights",
+    "buffer_checkpoint.read_after_the_weights.why":
+        "a checkpoint without your file fails only once the Trainer has "
+        "loaded its weights (a raw FileNotFoundError), and one whose buffer "
+        "was cut for another k resumes and serves the wrong slices",
+    "buffer_checkpoint.read_after_the_weights.hint":
+        "read and check your file (there; steps_per_generation slices) "
+        "before super()._load_from_checkpoint(...), raising a ValueError "
+        "that names it",
     "buffer_checkpoint.same_file_everywhere.title":
         "every process writes the same file",
     "buffer_checkpoint.same_file_everywhere.why":
@@ -1131,10 +1143,22 @@ MESSAGES = {"en": {
     "buffer_checkpoint.problem.nothing":
         "as process 1 of 2 your _save_checkpoint saved nothing of its own: "
         "every process holds its own slices, so each saves its file",
+    "buffer_checkpoint.case.missing": "without your buffer file",
+    "buffer_checkpoint.case.other k":
+        "whose buffer has a slice more than this run's steps_per_generation",
+    "buffer_checkpoint.problem.resumed":
+        "a checkpoint {case} was resumed without a word: in "
+        "_load_from_checkpoint check your file first (there, and its buffer "
+        "has steps_per_generation slices) and raise a ValueError naming it",
+    "buffer_checkpoint.problem.after the weights":
+        "a checkpoint {case} was refused ({error}) only after super() had "
+        "loaded its weights: read and check your file first, then call "
+        "super()._load_from_checkpoint(...)",
     "buffer_checkpoint.judge.passed":
         "resumed mid-buffer, it ends bit-exactly where the uninterrupted "
         "run does; a newer Trainer's extra keyword passes; each process "
-        "saves its own file",
+        "saves its own file; a checkpoint without it, or cut for another k, "
+        "is refused before the weights load",
 }, "ja": {}}  # filled in by the Japanese edition; English where missing
 
 # The Japanese half, in the English half's order. Terms as README.ja.md's
@@ -2000,14 +2024,41 @@ MESSAGES["ja"].update({
         "self.accelerator.process_index にちなんで付けます: "
         "各プロセスが自分のスライスを持っています。",
     "buffer_checkpoint.hint.3":
-        "読み込み: super()._load_from_checkpoint(...) を呼び "
-        "(重みを読み込みます)、それから torch.load(path, weights_only=True) "
-        "で self._step、self._buffer、self._generation の 3 "
+        "読み込み: まず自分のファイルです。ファイルがなければ、その名前を挙げて "
+        "ValueError を送出し、torch.load(path, weights_only=True) "
+        "で読み、バッファのスライスの数が self.args.steps_per_generation "
+        "でなければ、やはり送出します。それから "
+        "super()._load_from_checkpoint(...) を呼び (重みを読み込みます)、"
+        "self._step、self._buffer、self._generation の 3 "
         "つすべてを元に戻します。",
     "buffer_checkpoint.judge.passed":
         "バッファの途中から再開して、中断しなかった実行とビット単位で同じとこ"
         "ろで終わります。新しい Trainer の余分なキーワード引数も通り、"
-        "各プロセスが自分のファイルを保存します",
+        "各プロセスが自分のファイルを保存します。ファイルのないチェックポイン"
+        "トや、別の k で切ったチェックポイントは、重みを読み込む前に拒否され"
+        "ます",
+    "buffer_checkpoint.case.missing": "バッファのファイルがない",
+    "buffer_checkpoint.case.other k":
+        "バッファのスライスがこの実行の steps_per_generation より 1 つ多い",
+    "buffer_checkpoint.problem.resumed":
+        "{case}チェックポイントが、何も言わずに再開されました: "
+        "_load_from_checkpoint でまず自分のファイルを確かめ (あること、"
+        "バッファのスライスが steps_per_generation 個あること)、"
+        "その名前を挙げて ValueError を送出してください",
+    "buffer_checkpoint.problem.after the weights":
+        "{case}チェックポイントは、super() が重みを読み込んだ後になって"
+        "拒否されました ({error}): まず自分のファイルを読んで確かめ、"
+        "それから super()._load_from_checkpoint(...) を呼んでください",
+    "buffer_checkpoint.read_after_the_weights.title":
+        "重みの後にファイルを読んでいる",
+    "buffer_checkpoint.read_after_the_weights.why":
+        "ファイルのないチェックポイントは、Trainer が重みを読み込んだ後に"
+        "なって失敗し (そのままの FileNotFoundError)、別の k で切った"
+        "バッファのチェックポイントは再開されて、違うスライスを渡します",
+    "buffer_checkpoint.read_after_the_weights.hint":
+        "super()._load_from_checkpoint(...) の前に自分のファイルを読んで"
+        "確かめ (あること、スライスが steps_per_generation 個あること)、"
+        "その名前を挙げて ValueError を送出します",
     "buffer_checkpoint.no_kwargs.hint":
         "def _save_checkpoint(self, model, trial, **kwargs) とし、"
         "super()._save_checkpoint(model, trial, **kwargs)",

@@ -10,6 +10,7 @@ would make it (one keyword more); then one save as process 1 of 2.
 import functools
 import hashlib
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
 from unittest import mock
@@ -42,11 +43,20 @@ class MyCheckpointedTrainer(GRPOTrainerWithoutBuffer):
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
                               **kwargs):
+        # your file first: a checkpoint without it, or with a buffer cut
+        # for another k, is refused before the Trainer loads any weights
+        path = os.path.join(resume_from_checkpoint, self.buffer_file())
+        if not os.path.isfile(path):
+            raise ValueError(f"cannot resume: {path} is missing")
+        state = torch.load(path, map_location=self.args.device,
+                           weights_only=True)
+        k = self.args.steps_per_generation
+        if state["buffer"] is not None and len(state["buffer"]) != k:
+            raise ValueError(f"cannot resume: {path} holds "
+                             f"{len(state['buffer'])} slices, and this run "
+                             f"serves k = {k}")
         super()._load_from_checkpoint(resume_from_checkpoint, model,
                                       **kwargs)
-        state = torch.load(
-            os.path.join(resume_from_checkpoint, self.buffer_file()),
-            map_location=self.args.device, weights_only=True)
         self._step, self._buffer = state["step"], state["buffer"]
         self._generation = state["generation"]
 
@@ -56,6 +66,17 @@ class MyCheckpointedTrainer(GRPOTrainerWithoutBuffer):
 
 
 # The mistakes: the reference with one thing changed.
+
+class ReadsAfterTheWeights(MyCheckpointedTrainer):
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
+        super(MyCheckpointedTrainer, self)._load_from_checkpoint(
+            resume_from_checkpoint, model, **kwargs)  # the weights first
+        state = torch.load(  # then the file, unchecked
+            os.path.join(resume_from_checkpoint, self.buffer_file()),
+            map_location=self.args.device, weights_only=True)
+        self._step, self._buffer = state["step"], state["buffer"]
+        self._generation = state["generation"]
 
 class BufferNotSaved(MyCheckpointedTrainer):
     def _save_checkpoint(self, model, trial, **kwargs):
@@ -308,6 +329,59 @@ def _resume_facts(candidate):
     yield "resumed run = uninterrupted run", exact, not exact and text(
         MESSAGES, "buffer_checkpoint.problem.not exact")
     yield from _process_facts(second)
+    yield from _refusal_facts(candidate, checkpoint, trainer_files)
+
+
+def _without_your_files(checkpoint, trainer_files):
+    added = set(os.listdir(checkpoint)) - trainer_files
+    for name in added:
+        os.remove(os.path.join(checkpoint, name))
+    return bool(added)
+
+
+def _one_slice_more(checkpoint, trainer_files):
+    """Your file's buffer with a slice more, as a run of another k saved
+    it; False where no file holds a buffer of K slices under "buffer"."""
+    changed = False
+    for name in set(os.listdir(checkpoint)) - trainer_files:
+        path = os.path.join(checkpoint, name)
+        try:
+            state = torch.load(path, weights_only=True)
+        except Exception:  # not a torch file: not the buffer's
+            continue
+        buffer = state.get("buffer") if isinstance(state, dict) else None
+        if isinstance(buffer, list) and len(buffer) == K:
+            torch.save({**state, "buffer": buffer + buffer[:1]}, path)
+            changed = True
+    return changed
+
+
+def _refusal_facts(candidate, checkpoint, trainer_files):
+    """A checkpoint without your file, or with a buffer of another k, is
+    refused before the Trainer loads its weights (not after, not at all)."""
+    problems = {"resumed": "buffer_checkpoint.problem.resumed",
+                "after the weights":
+                    "buffer_checkpoint.problem.after the weights"}
+    for case, said, breaks in (
+            ("missing", "buffer_checkpoint.case.missing",
+             _without_your_files),
+            ("other k", "buffer_checkpoint.case.other k", _one_slice_more)):
+        broken = os.path.join(tempfile.mkdtemp(), f"checkpoint-{SAVE_AT}")
+        shutil.copytree(checkpoint, broken)
+        if not breaks(broken, trainer_files):
+            continue
+        trainer = toy_trainer(candidate, tempfile.mkdtemp())
+        before = _weights(trainer.model)
+        with _newer_trainer(trainer):
+            outcome = _outcome(functools.partial(
+                trainer.train, resume_from_checkpoint=broken))
+        verdict = ("resumed" if outcome == "ok" else "refused"
+                   if same(_weights(trainer.model), before)
+                   else "after the weights")
+        yield f"resuming a checkpoint {case}", verdict, (
+            verdict in problems and text(
+                MESSAGES, problems[verdict], case=text(MESSAGES, said),
+                error=outcome))
 
 
 def _process_facts(trainer):
@@ -356,6 +430,8 @@ def _process_facts(trainer):
               Mistake("super_not_called", SuperNotCalled, rung=3),
               Mistake("not_restored", NotRestored, rung=3),
               Mistake("step_not_restored", StepNotRestored, rung=3),
+              Mistake("read_after_the_weights", ReadsAfterTheWeights,
+                      rung=3),
               Mistake("same_file_everywhere", SameFileEverywhere, rung=2),
           ])
 def observe_buffer_checkpoint(candidate):

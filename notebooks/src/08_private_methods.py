@@ -106,16 +106,20 @@ show(GRPOTrainer._prepare_inputs)
 #   `self._step`, `self._buffer` and `self._generation` (the cost
 #   counters) into that folder. Each process holds its own slices, so
 #   each writes its own file, named for `self.accelerator.process_index`.
-# - `_load_from_checkpoint`: let the Trainer load the weights, then read
-#   your file back (`torch.load(..., weights_only=True)`) and set all
-#   three.
+# - `_load_from_checkpoint`: read your file first
+#   (`torch.load(..., weights_only=True)`) and check it: raise a
+#   `ValueError` naming it when it is missing, or when its buffer has not
+#   `self.args.steps_per_generation` slices (a run of another k saved it).
+#   Only then let the Trainer load the weights, and set all three: a bad
+#   checkpoint is refused before any weights load, not halfway.
 #
 # Give both the signatures printed above, plus `**kwargs` passed on to
 # `super()`. The check stops a short run (k = 2) after a save at step 1,
 # in the middle of a buffer; resumes it; and compares its losses and
 # weights with a run that was never stopped. It calls your methods as a
 # newer Trainer would, with one keyword more, and saves once as process 1
-# of 2. Stuck? `hint("buffer_checkpoint", 1)` (levels 1 to 3), and
+# of 2, then resumes a checkpoint without your file and one cut for
+# another k. Stuck? `hint("buffer_checkpoint", 1)` (levels 1 to 3), and
 # `solution("buffer_checkpoint")` prints an answer.
 
 # %%
@@ -131,11 +135,20 @@ class MyCheckpointedTrainer(GRPOTrainerWithoutBuffer):
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
                               **kwargs):
+        # your file first: a checkpoint without it, or with a buffer cut
+        # for another k, is refused before the Trainer loads any weights
+        path = os.path.join(resume_from_checkpoint, self.buffer_file())
+        if not os.path.isfile(path):
+            raise ValueError(f"cannot resume: {path} is missing")
+        state = torch.load(path, map_location=self.args.device,
+                           weights_only=True)
+        k = self.args.steps_per_generation
+        if state["buffer"] is not None and len(state["buffer"]) != k:
+            raise ValueError(f"cannot resume: {path} holds "
+                             f"{len(state['buffer'])} slices, and this run "
+                             f"serves k = {k}")
         super()._load_from_checkpoint(resume_from_checkpoint, model,
                                       **kwargs)
-        state = torch.load(
-            os.path.join(resume_from_checkpoint, self.buffer_file()),
-            map_location=self.args.device, weights_only=True)
         self._step, self._buffer = state["step"], state["buffer"]
         self._generation = state["generation"]
 
@@ -192,6 +205,7 @@ show(GRPOTrainer.checkpoint_state)
 #   without notice: `_save_checkpoint` lost `metrics` in 4.47.
 # - Take `**kwargs` and pass them on: an override then survives an
 #   argument added or dropped.
-# - `super()` first when it makes what you use (the folder, the loaded
-#   weights); one file per process for per-process state.
+# - `super()` first when it makes what you use (the folder); your own
+#   checks before it when it changes what a refusal should leave alone
+#   (the weights); one file per process for per-process state.
 # - `python -m kit doctor` tells you when a method the kit overrides moved.
