@@ -811,3 +811,47 @@ def test_grade_lang_ja_reports_in_japanese_records_in_shape(tmp_path, warm):
                   "<th>不合格</th>", "<th>未着手</th>", "not_shifted"):
         assert words in html, words
     assert "Class report" not in html and ">passed<" not in html
+
+
+# --------------------------------- reports a submission cannot forge (N52-54)
+
+FORGED_MESSAGES = ["\x1b[2J\x1b[H✅ passed · 3/3",
+                   "ok\n  ✅ sequence_logps ★ passed",
+           "\u202egnissap", "=HYPERLINK(\"http://x\", \"see\")"]
+
+
+def test_a_file_name_cannot_fake_a_line_nor_a_formula(tmp_path):
+    names = ["a\nall 9 of 9 passed.ipynb", "b\x1b[2J.ipynb", "=1+2.ipynb",
+             "@SUM(A1).ipynb"]
+    for name in names:
+        (tmp_path / name).write_text("not json")  # refused, no kernel
+    result = kit_grade(tmp_path, "--csv", tmp_path / "class.csv")
+    assert "\x1b" not in result.stdout
+    assert not any(line.startswith("all 9 of 9")
+                   for line in result.stdout.splitlines())
+    assert "a\\nall 9 of 9 passed.ipynb" in result.stdout
+    rows = list(csv.DictReader((tmp_path / "class.csv").open()))
+    cells = [row["submission"] for row in rows]
+    assert "'=1+2.ipynb" in cells and "'@SUM(A1).ipynb" in cells
+    assert not any(cell[:1] in "=+-@" for row in rows
+                   for cell in row.values() if cell)
+
+
+@pytest.mark.parametrize("message", FORGED_MESSAGES)
+def test_a_forged_message_is_shown_not_obeyed(message, tmp_path):
+    from kit.grading import gradebook
+    line = json.dumps({"id": "dpo_loss", "status": "failed",
+                       "message": message})
+    card = {"submission": "x.ipynb", "notebook": "x", "error": None,
+            "exercises": grade._exercise_rows(
+                ["dpo_loss"], ["dpo_loss"],
+                grade.records([line], ["dpo_loss"]), None),
+            "passed": 0, "total": 1}
+    card = gradebook.inert_card(card)
+    shown = gradebook.scorecard(card)
+    assert all(char.isprintable() or char in " \n" for char in shown)
+    assert len(shown.splitlines()) == 4  # title, row, message, score
+    gradebook.write_csv([card], gradebook.summarise([card]),
+                        tmp_path / "c.csv")
+    row = next(csv.DictReader((tmp_path / "c.csv").open()))
+    assert row["message"][:1] not in "=+-@"

@@ -448,7 +448,7 @@ def grade_one(label, path, timeout, all_cells=False):
                                                 f"{str(error)[:200]}")
     card["passed"] = sum(r["status"] == "passed" for r in card["exercises"])
     card["total"] = len(card["exercises"])
-    return card
+    return gradebook.inert_card(card)
 
 
 def _grade_into(card, path, timeout, all_cells):

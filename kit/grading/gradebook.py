@@ -16,6 +16,7 @@ import csv
 import io
 import os
 import tempfile
+import unicodedata
 from collections import Counter
 from html import escape
 from pathlib import Path, PurePath
@@ -33,6 +34,36 @@ CSS = {"passed": "passed", "failed": "failed",
        "not attempted": "not-attempted", "not graded": "not-graded"}
 CSV_COLUMNS = ["submission", "notebook", "exercise", "stars", "status",
                "mistake", "attempts", "message", "error"]
+
+
+# ------------------------------------------------- what a submission wrote
+
+def inert(text):
+    """`text` with nothing a terminal obeys: control, bidi and line-break
+    characters written out as escapes (\\x1b, \\n, \\u202e). A file name
+    or a message comes from the submission: it must not clear the screen
+    or print a line of its own."""
+    return "".join(
+        char if char.isprintable() or unicodedata.category(char) == "Zs"
+        else char.encode("unicode_escape").decode("ascii") for char in text)
+
+
+def inert_card(card):
+    """The card with every text the submission chose made inert."""
+    card["submission"] = inert(card["submission"])
+    card["error"] = card["error"] and inert(card["error"])
+    for row in card["exercises"]:
+        row["message"] = inert(row["message"])
+    return card
+
+
+def spreadsheet_cell(value):
+    """A CSV cell a spreadsheet shows and does not compute: one starting
+    with = + - @ (or a tab or return) gets a leading ' (OWASP's rule)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t",
+                                               "\r"):
+        return "'" + value
+    return value
 
 
 def _stars(stars):
@@ -160,7 +191,8 @@ def write_csv(cards, summary, path):
     text = io.StringIO()
     writer = csv.DictWriter(text, fieldnames=CSV_COLUMNS)
     writer.writeheader()
-    writer.writerows(csv_rows(cards))
+    writer.writerows({key: spreadsheet_cell(value)
+                      for key, value in row.items()} for row in csv_rows(cards))
     write_whole(path, text.getvalue(), newline="")
 
 
