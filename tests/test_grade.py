@@ -817,7 +817,7 @@ def test_grade_lang_ja_reports_in_japanese_records_in_shape(tmp_path, warm):
 
 FORGED_MESSAGES = ["\x1b[2J\x1b[H✅ passed · 3/3",
                    "ok\n  ✅ sequence_logps ★ passed",
-           "\u202egnissap", "=HYPERLINK(\"http://x\", \"see\")"]
+                   "\u202egnissap", "=HYPERLINK(\"http://x\", \"see\")"]
 
 
 def test_a_file_name_cannot_fake_a_line_nor_a_formula(tmp_path):
@@ -855,3 +855,35 @@ def test_a_forged_message_is_shown_not_obeyed(message, tmp_path):
                         tmp_path / "c.csv")
     row = next(csv.DictReader((tmp_path / "c.csv").open()))
     assert row["message"][:1] not in "=+-@"
+
+
+# ------------------- submissions are plain files in the class folder (N59-65)
+
+def test_an_empty_path_is_refused_not_the_current_folder(capsys):
+    assert cli.main(["grade", "", "--json"]) == 2
+    assert "an empty path (an unset variable?)" in json.loads(
+        capsys.readouterr().out)["error"]
+
+
+def test_a_link_a_fifo_or_a_huge_file_is_named_and_not_read(tmp_path,
+                                                            monkeypatch):
+    private = tmp_path / "private.txt"
+    private.write_text("hunter2 is the instructor's password")
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "link.ipynb").symlink_to(private)
+    os.mkfifo(folder / "fifo.ipynb")  # a read would never end
+    (folder / "huge.ipynb").write_text("x" * 2_500_000)
+    monkeypatch.setattr(grade, "NOTEBOOK_SIZE_LIMIT", 1_000_000)
+    result = kit_grade(folder, "--csv", tmp_path / "class.csv")
+    assert result.returncode == 2
+    assert "hunter2" not in (result.stdout
+                             + (tmp_path / "class.csv").read_text())
+    assert "link.ipynb: not read: it is a symbolic link" in result.stdout
+    assert "fifo.ipynb: not read: it is not a plain file" in result.stdout
+    assert "huge.ipynb: not read: 2 MB, more than the 1 MB" in result.stdout
+    # named by itself, a device too is refused in one line, unread
+    single = kit_grade("/dev/zero")
+    assert single.returncode == 2
+    assert single.stdout.count("\n") == 1 and "not a plain file" in (
+        single.stdout)

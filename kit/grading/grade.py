@@ -38,6 +38,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -66,6 +67,7 @@ SKIPPED_TAGS = {"train", "plot"}
 # how a notebook says its language (kit.builder.japanese writes it so)
 SETUP_LANG = re.compile(
     r"""\bsetup_notebook\([^)]*\blang\s*=\s*\\?["'](\w+)\\?["']""")
+NOTEBOOK_SIZE_LIMIT = 64_000_000  # bytes: outputs and pictures included
 LANG_READ_LIMIT = 2_000_000  # bytes read to find it; the call is near the top
 STATUSES = {"passed", "failed", "not attempted"}  # what check() records
 OUTPUT_LIMIT = 20_000_000  # characters a notebook may print, all cells
@@ -113,22 +115,27 @@ def find_submissions(paths):
     alice/03.ipynb and bob/03.ipynb stay apart.
     """
     found = []
-    for given in map(Path, paths):
+    for given in paths:
+        if not str(given).strip():  # "$DIR" unset: not the current folder
+            raise CannotGrade(say("empty_path"))
+        given = Path(given)
         if given.is_dir():
+            # links and FIFOs too: each is refused by name when graded
             found += sorted(
-                p for p in given.rglob("*.ipynb") if p.is_file() and not
+                p for p in given.rglob("*.ipynb") if not p.is_dir() and not
                 SKIPPED_FOLDERS & set(p.relative_to(given).parts[:-1]))
-        elif given.exists():
+        elif given.exists() or given.is_symlink():
             found.append(given)
         else:
             raise CannotGrade(say("no_such_path", path=given))
-    unique = list({p.resolve(): p for p in found}.values())
+    # where each is, its folder resolved but not a link it may be
+    unique = list({p.parent.resolve() / p.name: p for p in found}.values())
     if not unique:
         raise CannotGrade(say("no_notebooks",
                               paths=", ".join(map(str, paths))))
     if len(paths) == 1 and not Path(paths[0]).is_dir():
         return [(str(unique[0]), unique[0])]
-    absolute = [p.resolve() for p in unique]
+    absolute = [p.parent.resolve() / p.name for p in unique]
     root = Path(os.path.commonpath([p.parent for p in absolute]))
     return [(str(a.relative_to(root)), p) for a, p in zip(absolute, unique)]
 
@@ -140,6 +147,8 @@ def notebook_language(path):
     not a notebook costs nothing here: it is refused when it is graded.
     """
     try:
+        if _not_a_plain_file(path):  # a FIFO would never open
+            return "en"
         with open(path, "rb") as file:
             raw = file.read(LANG_READ_LIMIT).decode("utf-8", "replace")
     except OSError:
@@ -451,7 +460,26 @@ def grade_one(label, path, timeout, all_cells=False):
     return gradebook.inert_card(card)
 
 
+def _not_a_plain_file(path):
+    """Why `path` is not read at all, or None: a submission is a plain
+    file of a notebook's size, not a link to a private file (whose first
+    characters would be quoted), a FIFO (a read that never ends) or a
+    device (/dev/zero: one that never stops)."""
+    found = os.lstat(path)
+    if stat.S_ISLNK(found.st_mode):
+        return say("a_link")
+    if not stat.S_ISREG(found.st_mode):
+        return say("not_a_file")
+    if found.st_size > NOTEBOOK_SIZE_LIMIT:
+        return say("too_big", size=found.st_size // 1_000_000,
+                   limit=NOTEBOOK_SIZE_LIMIT // 1_000_000)
+    return None
+
+
 def _grade_into(card, path, timeout, all_cells):
+    card["error"] = _not_a_plain_file(path)
+    if card["error"]:
+        return
     try:
         notebook = read_notebook(path)
     except Exception as error:

@@ -54,6 +54,14 @@ REPORT = {"en": {
     "error": "error",
     # kit.grading.grade: why a run or a file could not be graded
     "no_such_path": "no such notebook or folder: {path}",
+    "empty_path": "an empty path (an unset variable?): name a notebook or "
+                  "a class folder",
+    "a_link": "not read: it is a symbolic link, and the grader reads only "
+              "files that are in the class folder",
+    "not_a_file": "not read: it is not a plain file (a FIFO, a device or a "
+                  "socket)",
+    "too_big": "not read: {size} MB, more than the {limit} MB a notebook "
+               "may be",
     "no_notebooks": "no notebooks in {paths} (solutions/ and "
                     ".ipynb_checkpoints/ are skipped)",
     "binary": "not a notebook: binary, not JSON text",
@@ -114,6 +122,14 @@ REPORT = {"en": {
     "score_column": "得点",
     "error": "エラー",
     "no_such_path": "そのノートブックもフォルダーもありません: {path}",
+    "empty_path": "パスが空です (変数が未設定?): ノートブックかクラスの"
+                  "フォルダーを指定してください",
+    "a_link": "読みませんでした: シンボリックリンクです。採点ツールは"
+              "クラスのフォルダーの中にあるファイルだけを読みます",
+    "not_a_file": "読みませんでした: 普通のファイルではありません (FIFO、"
+                  "デバイス、ソケット)",
+    "too_big": "読みませんでした: {size} MB あり、ノートブックの上限 "
+               "{limit} MB を超えています",
     "no_notebooks": "{paths} にノートブックがありません (solutions/ と "
                     ".ipynb_checkpoints/ は除きます)",
     "binary": "ノートブックではありません: JSON テキストでなくバイナリです",
