@@ -160,7 +160,8 @@ def _grade(args):
     # (kit.grading.grade)
     return grade.main(args.paths, as_json=args.json, timeout=args.timeout,
                       jobs=args.jobs, csv_path=csv_path, html_path=html_path,
-                      all_cells=args.all_cells, lang=args.lang)
+                      all_cells=args.all_cells, lang=args.lang,
+                      notebook_timeout=args.notebook_timeout)
 
 
 def seed(text):
@@ -224,6 +225,9 @@ def parser():
                        help="kernels at a time (default: CPUs, at most 4)")
     grade.add_argument("--timeout", type=positive_int, default=600,
                        help="seconds allowed per cell (default 600)")
+    grade.add_argument("--notebook-timeout", type=positive_int,
+                       default=1800, help="seconds allowed per notebook, "
+                                          "all cells together (default 1800)")
     grade.add_argument("--all-cells", action="store_true",
                        help="also run the cells tagged train or plot "
                             "(no check needs them; skipped by default)")

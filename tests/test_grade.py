@@ -887,3 +887,31 @@ def test_a_link_a_fifo_or_a_huge_file_is_named_and_not_read(tmp_path,
     assert single.returncode == 2
     assert single.stdout.count("\n") == 1 and "not a plain file" in (
         single.stdout)
+
+
+# ------------------------------------- limits a notebook cannot get around
+
+def test_many_cells_under_the_cell_limit_stop_at_the_notebook_limit(
+        tmp_path, warm):
+    # N55: each cell within --timeout, together past --notebook-timeout
+    path = write_notebook(tmp_path / "slow.ipynb",
+                          "check = print  # no exercises run", "check('x')",
+                          *["import time; time.sleep(2)"] * 4)
+    started = time.monotonic()
+    result = kit_grade(path, "--timeout", "3", "--notebook-timeout", "3")
+    assert result.returncode == 2
+    assert ("the notebook ran past its time limit (3 s for all cells) in "
+            "cell 4") in result.stdout
+    assert time.monotonic() - started < 30
+
+
+def test_an_error_message_counts_toward_the_output_limit(tmp_path, warm,
+                                                         monkeypatch):
+    # N58: an exception's value is output too
+    monkeypatch.setattr(grade, "OUTPUT_LIMIT", 1000)
+    path = write_notebook(tmp_path / "loud.ipynb",
+                          *fake(("dpo_loss", None, "passed")),
+                          "raise ValueError('x' * 5000)")
+    result = kit_grade(path)
+    assert "cell 3 (`raise ValueError('x' * 5000)`) printed more than " in (
+        result.stdout)

@@ -67,6 +67,7 @@ SKIPPED_TAGS = {"train", "plot"}
 # how a notebook says its language (kit.builder.japanese writes it so)
 SETUP_LANG = re.compile(
     r"""\bsetup_notebook\([^)]*\blang\s*=\s*\\?["'](\w+)\\?["']""")
+NOTEBOOK_TIMEOUT = 1800  # seconds a notebook may run, all cells together
 NOTEBOOK_SIZE_LIMIT = 64_000_000  # bytes: outputs and pictures included
 LANG_READ_LIMIT = 2_000_000  # bytes read to find it; the call is near the top
 STATUSES = {"passed", "failed", "not attempted"}  # what check() records
@@ -100,6 +101,10 @@ _interrupted = threading.Event()
 
 class CannotGrade(Exception):
     """Nothing to grade at all: the message is the one line we print."""
+
+
+class NotebookTimeout(Exception):
+    """The notebook ran past --notebook-timeout, all cells together."""
 
 
 class OutputLimit(Exception):
@@ -309,19 +314,24 @@ class GradingClient(NotebookClient):
     printed = 0
 
     def output(self, outs, msg, display_id, cell_index):
+        # every character a cell sends: printed text, displayed data, and
+        # an error's value and traceback (raise ValueError("x" * 10**8))
         content = msg.get("content", {})
-        self.printed += len(str(content.get("text", ""))) + sum(
-            len(str(v)) for v in (content.get("data") or {}).values())
+        self.printed += sum(len(str(content.get(key, "")))
+                            for key in ("text", "evalue")) + sum(
+            len(str(v)) for v in (content.get("data") or {}).values()) + sum(
+            len(str(line)) for line in content.get("traceback") or [])
         if self.printed > OUTPUT_LIMIT:
             raise OutputLimit
         return None
 
 
-def execute(notebook, timeout):
+def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
     """Run the cells in a fresh kernel and a fresh folder.
 
     Returns the grade file's lines and the error that stopped the run
-    (None, or an exception; CellTimeoutError / DeadKernelError get `.cell`,
+    (None, or an exception; CellTimeoutError / DeadKernelError /
+    NotebookTimeout get `.cell`,
     the number from 1 of the cell that was running); lines written before
     it are kept.
     """
@@ -346,9 +356,11 @@ def execute(notebook, timeout):
             # own event loop: several kernels run in threads side by side
             # (the kernel's own stdout and stderr are its logging, not the
             # student's, and must not mix into the grader's --json)
-            asyncio.run(client.async_execute(
+            # and the whole notebook within its own limit: many cells each
+            # under --timeout must not hold a job for as long as they like
+            asyncio.run(_within(notebook_timeout, client.async_execute(
                 env=_kernel_env(work, token), cwd=str(work / "cwd"),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
         except Exception as error:
             error.cell = running["cell"]
             stopped = error
@@ -362,6 +374,22 @@ def execute(notebook, timeout):
         _running.discard(token)
         shutil.rmtree(work, ignore_errors=True)
     return lines, stopped
+
+
+async def _within(seconds, run):
+    """Await `run`, or cut it short after `seconds` with NotebookTimeout
+    (whatever the kernel raises as it is cut short, a dead kernel most
+    often: wait_for would pass that on instead)."""
+    task = asyncio.ensure_future(run)
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if task in done:
+        return task.result()
+    task.cancel()
+    try:
+        await task
+    except (Exception, asyncio.CancelledError):
+        pass  # the run, cut short: not news
+    raise NotebookTimeout
 
 
 def records(lines, ids):
@@ -430,7 +458,7 @@ def _not_a_notebook(error):
     return say("not_a_notebook", why=f"{type(error).__name__}: {first}")
 
 
-def _stopped_because(stopped, notebook, timeout):
+def _stopped_because(stopped, notebook, timeout, notebook_timeout):
     """The one line that says why a run stopped."""
     cell = getattr(stopped, "cell", 0)
     where = say("cell", n=cell)
@@ -438,6 +466,8 @@ def _stopped_because(stopped, notebook, timeout):
         where += f" (`{first_line(notebook.cells[cell - 1])}`)"
     if isinstance(stopped, CellTimeoutError):
         return say("timeout", where=where, timeout=timeout)
+    if isinstance(stopped, NotebookTimeout):
+        return say("notebook_timeout", where=where, timeout=notebook_timeout)
     if isinstance(stopped, DeadKernelError):
         return say("dead_kernel", where=where)
     if isinstance(stopped, OutputLimit):
@@ -446,12 +476,13 @@ def _stopped_because(stopped, notebook, timeout):
     return say("could_not_run", why=f"{type(stopped).__name__}: {first}")
 
 
-def grade_one(label, path, timeout, all_cells=False):
+def grade_one(label, path, timeout, all_cells=False,
+              notebook_timeout=NOTEBOOK_TIMEOUT):
     """Grade one submission; never raises: trouble goes in "error"."""
     card = {"submission": label, "notebook": Path(path).stem, "error": None,
             "exercises": [], "passed": 0, "total": 0}
     try:
-        _grade_into(card, path, timeout, all_cells)
+        _grade_into(card, path, timeout, all_cells, notebook_timeout)
     except Exception as error:  # one broken submission must not stop a class
         card["error"] = say("grader_failed", why=f"{type(error).__name__}: "
                                                 f"{str(error)[:200]}")
@@ -476,7 +507,7 @@ def _not_a_plain_file(path):
     return None
 
 
-def _grade_into(card, path, timeout, all_cells):
+def _grade_into(card, path, timeout, all_cells, notebook_timeout):
     card["error"] = _not_a_plain_file(path)
     if card["error"]:
         return
@@ -502,9 +533,10 @@ def _grade_into(card, path, timeout, all_cells):
         raise KeyboardInterrupt
     if not all_cells:
         skip_cells(notebook)
-    lines, stopped = execute(notebook, timeout)
+    lines, stopped = execute(notebook, timeout, notebook_timeout)
     if stopped is not None:
-        card["error"] = _stopped_because(stopped, notebook, timeout)
+        card["error"] = _stopped_because(stopped, notebook, timeout,
+                                         notebook_timeout)
     card["exercises"] = _exercise_rows(ids, in_code, records(lines, ids),
                                        card["error"])
     if not card["exercises"] and not card["error"]:
@@ -518,7 +550,7 @@ def _stop_running_kernels():
 
 
 def grade_all(submissions, jobs, timeout, all_cells=False, progress=True,
-              on_card=None):
+              on_card=None, notebook_timeout=NOTEBOOK_TIMEOUT):
     """Grade (label, path) pairs, `jobs` at a time; cards in label order.
 
     `on_card(cards)` runs after each submission, with those graded so far.
@@ -530,14 +562,16 @@ def grade_all(submissions, jobs, timeout, all_cells=False, progress=True,
         if warm_wanted(len(submissions), jobs):
             start_zygote()
         return _grade_all(submissions, jobs, timeout, all_cells, progress,
-                          on_card)
+                          on_card, notebook_timeout)
     finally:
         stop_zygote()
 
 
-def _grade_all(submissions, jobs, timeout, all_cells, progress, on_card):
+def _grade_all(submissions, jobs, timeout, all_cells, progress, on_card,
+               notebook_timeout):
     pool = ThreadPoolExecutor(max_workers=jobs)
-    futures = [pool.submit(grade_one, label, path, timeout, all_cells)
+    futures = [pool.submit(grade_one, label, path, timeout, all_cells,
+                           notebook_timeout)
                for label, path in submissions]
     cards, pending = [], set(futures)
     bar = tqdm(total=len(futures), desc="grading", unit="notebook",
@@ -606,7 +640,8 @@ def _as_interrupt(signum, frame):
 
 
 def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
-         html_path=None, all_cells=False, lang=None):
+         html_path=None, all_cells=False, lang=None,
+         notebook_timeout=NOTEBOOK_TIMEOUT):
     """Grade `paths` and report in `lang` (default: see the module's
     docstring); the kit's language is as it was afterwards."""
     previous = i18n.language()
@@ -615,13 +650,13 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
             i18n.set_language(lang)
         return _main(paths, as_json, timeout, jobs, csv_path, html_path,
                      all_cells, chosen=bool(lang or os.environ.get(
-                         "KIT_LANG")))
+                         "KIT_LANG")), notebook_timeout=notebook_timeout)
     finally:
         i18n.set_language(previous)
 
 
 def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
-          chosen):
+          chosen, notebook_timeout):
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     try:
         submissions = find_submissions(paths)
@@ -641,7 +676,8 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
     try:
         cards = grade_all(submissions, jobs or default_jobs(), timeout,
                           all_cells, progress=not single,
-                          on_card=reports.write)
+                          on_card=reports.write,
+                          notebook_timeout=notebook_timeout)
     except KeyboardInterrupt as interrupt:
         cards, interrupted = getattr(interrupt, "cards", []), True
     finally:

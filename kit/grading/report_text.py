@@ -69,6 +69,9 @@ REPORT = {"en": {
     "not_a_notebook": "not a notebook: {why}",
     "timeout": "{where} ran past the time limit ({timeout} s per cell): "
                "raise it with --timeout",
+    "notebook_timeout": "the notebook ran past its time limit ({timeout} s "
+                        "for all cells) in {where}: raise it with "
+                        "--notebook-timeout",
     "dead_kernel": "the kernel died in {where} (a crash or out of memory), "
                    "no time limit was hit",
     "output_limit": "{where} printed more than {limit:,} characters (all "
@@ -137,6 +140,9 @@ REPORT = {"en": {
     "not_a_notebook": "ノートブックではありません: {why}",
     "timeout": "{where} が制限時間 (セルあたり {timeout} 秒) を超えました: "
                "--timeout で延ばしてください",
+    "notebook_timeout": "ノートブックが {where} で制限時間 (全セルで "
+                        "{timeout} 秒) を超えました: --notebook-timeout "
+                        "で延ばしてください",
     "dead_kernel": "{where} でカーネルが停止しました (クラッシュまたは"
                    "メモリ不足。制限時間には達していません)",
     "output_limit": "{where} が {limit:,} 文字を超えて出力したため "
