@@ -405,9 +405,10 @@ def without_advantages(slice_):
 
 @pytest.mark.parametrize("change, match", [
     (with_step(-3), r"holds step=-3, but 1 optimizer steps of gradient_"
-                    r"accumulation_steps=1 serve 1 micro-steps"),
+                    r"accumulation_steps=1 serve 0 to 1 micro-steps"),
     (with_step("x"), "holds step='x'"),
     (with_step(2.5), "holds step=2.5"),
+    (with_step(2), "holds step=2, but 1 optimizer steps"),  # beyond them
     (with_step(True), "holds step=True"),
     (lambda state: {**state, "buffer": state["buffer"] * 2},
      "holds a buffer of 4 slices, not the 2 slices of steps_per_generation=2"),

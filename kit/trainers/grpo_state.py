@@ -35,14 +35,15 @@ class GRPOStateMixin(CheckpointMixin):
              for key, value in slice_.items()} for slice_ in state["buffer"]]
 
     def checkpoint_state_problem(self, state, global_step):
-        # _step counts micro-steps: GA of them each optimizer step
+        # _step counts micro-steps: GA of them each optimizer step, fewer
+        # in an epoch's last step when its batches do not fill GA
         step, buffer = state["step"], state["buffer"]
         served = global_step * self.args.gradient_accumulation_steps
-        if type(step) is not int or step != served:
+        if type(step) is not int or not 0 <= step <= served:
             return (f"holds step={step!r}, but {global_step} optimizer steps "
                     "of gradient_accumulation_steps="
-                    f"{self.args.gradient_accumulation_steps} serve {served} "
-                    "micro-steps")
+                    f"{self.args.gradient_accumulation_steps} serve 0 to "
+                    f"{served} micro-steps")
         generation = state["generation"]
         if not (isinstance(generation, dict) and all(
                 isinstance(generation.get(key), (int, float))
