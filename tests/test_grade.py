@@ -27,7 +27,7 @@ import pytest
 
 from kit import cli
 from kit.builder import paths
-from kit.grading import grade
+from kit.grading import grade, sandbox
 
 HEADER = ["submission", "notebook", "exercise", "stars", "status",
           "mistake", "attempts", "message", "error"]
@@ -140,6 +140,9 @@ def graded_class(tmp_path_factory, one_zygote):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("INSTRUCTOR_SECRET", "hunter2")
         patch.setattr(grade, "OUTPUT_LIMIT", 1000)
+        # the protections a grader that is not root has (as root, the wall
+        # keeps jon's spy file out of reach: tests/test_grade_wall.py)
+        patch.setattr(sandbox, "why_not", lambda: "this class's spy file")
         share(one_zygote, patch)
         result = kit_grade(str(root), "--jobs", "2", "--timeout", "5",
                            "--csv", str(out / "class.csv"),
@@ -500,8 +503,10 @@ def test_a_report_that_cannot_be_written_is_one_line(tmp_path, capsys):
     assert grade.main([str(path)], csv_path=csv_path) == 2
     captured = capsys.readouterr()
     assert captured.out.startswith("could not grade")  # shown first
-    assert captured.err == (f"could not write {csv_path}: "
-                            "No such file or directory\n")
+    isolation, refusal = captured.err.splitlines()
+    assert isolation.startswith("isolation: ")
+    assert refusal == (f"could not write {csv_path}: "
+                       "No such file or directory")
 
 
 # ------------------------------------- what grade skips (issue 18, item 5)
@@ -551,9 +556,26 @@ def test_grade_skips_only_cells_no_check_needs(path):
 
 # --------------------------------- a class run that is stopped (L5, L6)
 
-# the grader is this test's process (a forked kernel's grandparent is
-# the zygote, not the grader)
-GRADER_PID = f"import os\ngrader = {os.getpid()}"
+# a kernel says it runs its last cell in the one folder it can write, its
+# own (a kernel behind the wall sees no other): the test's cue
+RUNNING = "open('running', 'w').close(); import time; time.sleep(30)"
+
+
+def signal_when_running(tmp_path, signum, thread=False):
+    """Send `signum` to this process (the grader), or to a thread of it
+    other than the main one, once a kernel graded with tempfile.tempdir =
+    tmp_path runs RUNNING."""
+
+    def wait_then_signal():
+        for _ in range(600):
+            if list(tmp_path.glob("kit-grade-*/cwd/running")):
+                break
+            time.sleep(0.1)
+        if thread:  # this thread takes it: the main one's wait sleeps on
+            signal.pthread_kill(threading.get_ident(), signum)
+        else:
+            os.kill(os.getpid(), signum)
+    threading.Thread(target=wait_then_signal, daemon=True).start()
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
@@ -562,10 +584,9 @@ def test_a_stopped_class_run_keeps_what_was_graded(tmp_path, monkeypatch,
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     root = tmp_path / "class"
     write_notebook(root / "a" / NB, *fake(("dpo_loss", None, "passed")))
-    write_notebook(root / "b" / NB, GRADER_PID,
-                   f"os.kill(grader, {int(signum)}); import time; "
-                   "time.sleep(30)")
+    write_notebook(root / "b" / NB, RUNNING)
     write_notebook(root / "c" / NB, "1/0")  # never started
+    signal_when_running(tmp_path, signum)
     csv_path = tmp_path / "class.csv"
     result = kit_grade(root, "--jobs", "1", "--csv", csv_path)
     assert result.returncode == 130, result.stdout + result.stderr
@@ -585,18 +606,10 @@ def test_a_ctrl_c_that_another_thread_takes_still_stops_the_run(
     # waited out the cell and graded all). Here a thread of the grader's
     # process takes it, while the kernel sleeps.
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    root, marker = tmp_path / "class", tmp_path / "running"
+    root = tmp_path / "class"
     write_notebook(root / "a" / NB, *fake(("dpo_loss", None, "passed")))
-    write_notebook(root / "b" / NB, f"open({str(marker)!r}, 'w').close(); "
-                   "import time; time.sleep(30)")
-
-    def interrupt_from_this_thread():
-        for _ in range(600):
-            if marker.exists():
-                break
-            time.sleep(0.1)
-        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
-    threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
+    write_notebook(root / "b" / NB, RUNNING)
+    signal_when_running(tmp_path, signal.SIGINT, thread=True)
     start = time.monotonic()
     result = kit_grade(root, "--jobs", "1")
     assert result.returncode == 130, result.stdout + result.stderr
@@ -604,28 +617,45 @@ def test_a_ctrl_c_that_another_thread_takes_still_stops_the_run(
 
 
 def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
-    spy = tmp_path / "kernel.pid"
+    # the kernel's own process, and one it started: found by its argument
+    marker = f"61.{os.getpid()}"
     path = write_notebook(tmp_path / "nb.ipynb", *fake(),
-                          f"open({str(spy)!r}, 'w').write(str(os.getpid()))"
-                          "\nimport time; time.sleep(60)")
+                          "import subprocess\nsubprocess.Popen(['sleep', "
+                          f"{marker!r}])\n" + RUNNING)
     (tmp_path / "tmp").mkdir()
     grader = subprocess.Popen(
         [sys.executable, "-m", "kit", "grade", str(path)],
         env={**os.environ, "TMPDIR": str(tmp_path / "tmp")},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(600):  # the kernel is running its last cell
-        if spy.exists() and spy.read_text():
+        if list((tmp_path / "tmp").glob("kit-grade-*/cwd/running")):
             break
         time.sleep(0.1)
+    assert _running(marker)
     grader.kill()
     grader.wait()
-    kernel = int(spy.read_text())
     for _ in range(100):  # kit.grading.kernel_shim notices, and cleans up
         if not list((tmp_path / "tmp").glob("kit-grade-*")):
             break
         time.sleep(0.1)
     assert not list((tmp_path / "tmp").glob("kit-grade-*"))
-    assert _ends(kernel)
+    for _ in range(50):
+        if not _running(marker):
+            break
+        time.sleep(0.1)
+    assert not _running(marker)
+
+
+def _running(argument):
+    """Pids of processes with `argument` on their command line."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if argument.encode() in cmdline.read_bytes().split(b"\0"):
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
 
 
 # ------------------------------------------ warm kernels (kit.grading.zygote)

@@ -49,7 +49,7 @@ BROWSER = ["tests/test_browser.py"]
 TRAINING = ["tests/test_multiprocess.py", "tests/test_resume.py"]
 # The graders' tests start kernels and `kit grade` processes: a suite of
 # their own, so that no one suite outlasts the others by minutes.
-GRADING = ["tests/test_grade.py"] + sorted(
+GRADING = ["tests/test_grade.py", "tests/test_grade_wall.py"] + sorted(
     str(path.relative_to(ROOT))
     for path in ROOT.glob("tests/test_checks_*.py"))
 # The notebook suites' kernels fork from one warm process that has

@@ -55,7 +55,7 @@ from tqdm import tqdm
 
 import kit
 from kit import i18n
-from kit.grading import gradebook, kernel_shim
+from kit.grading import gradebook, kernel_shim, sandbox
 from kit.grading.report_text import say
 from kit.checks import EXERCISES
 
@@ -90,6 +90,9 @@ KERNEL_ENV = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ",
               "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "KIT_PRESET"}
 
 _running = set()  # KIT_GRADE_RUN tokens of the kernels running now
+# how this run's kernels are kept apart (kit.grading.sandbox): "ids" (uid,
+# gid) when behind the wall, else "why" not; see isolation()
+_wall = {}
 _zygote = {}  # the warm-kernel zygote of this run, while it runs
 WARM_AFTER = 1  # a zygote when there are more submissions than this x jobs
 ZYGOTE_TIMEOUT = 120  # seconds it may take to import torch & co.
@@ -224,9 +227,12 @@ def first_line(cell, width=50):
 
 # ------------------------------------------------------- running one kernel
 
-def _kernel_env(work, token):
+def _kernel_env(work, token, kernel=True):
     env = {k: v for k, v in os.environ.items()
            if k in KERNEL_ENV or k.startswith("LC_")}
+    if kernel and _wall.get("ids"):  # nobody's home: its own, fresh
+        env.update(HOME=str(work / "home"), USER=sandbox.USER,
+                   LOGNAME=sandbox.USER)
     # runs/ inside the submission's own folder: two kernels never share one
     # the kernel's checkers speak the report's language (kit.i18n)
     env.update(KIT_GRADE_FILE=str(work / "grades.jsonl"), KIT_HEADLESS="1",
@@ -241,15 +247,59 @@ def _kernel_env(work, token):
 
 def _through_the_shim(work):
     """A kernel manager that starts the kernel under kit.grading.kernel_shim,
-    or forked warm from the zygote when one runs (kit.grading.zygote)."""
+    or forked warm from the zygote when one runs (kit.grading.zygote);
+    behind kit.grading.sandbox's wall when this run has one."""
     start = (["kit.grading.zygote", "client", _zygote["socket"]]
              if _zygote else ["kit.grading.kernel_shim"])
+    ids = _wall.get("ids")
+    wall = ["--wall", "%d:%d" % ids] if ids else []
 
     class ShimmedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
-            return [sys.executable, "-m", *start, str(work),
+            return [sys.executable, "-m", *start, str(work), *wall,
                     "--"] + super().format_kernel_cmd(extra_arguments)
+
+        def write_connection_file(self, **kwargs):
+            if ids:  # where nobody can read it, and no other kernel
+                self.connection_file = str(work / "kernel.json")
+            super().write_connection_file(**kwargs)
+            if ids:
+                os.chown(self.connection_file, *ids)
     return ShimmedKernelManager
+
+
+def _prepare_work(work):
+    """The submission's folder: its cwd and grade file (the grade channel:
+    no other kernel, of this run or another, can open it) are the kernel's
+    user's when behind the wall; the folder itself stays the grader's, so
+    the grade file cannot be swapped for a link."""
+    (work / "cwd").mkdir()
+    grade_file = work / "grades.jsonl"
+    grade_file.touch(mode=0o600)
+    ids = _wall.get("ids")
+    if ids:
+        (work / "home").mkdir()
+        work.chmod(0o711)
+        for path in (work / "cwd", work / "home", grade_file):
+            os.chown(path, *ids)
+    return grade_file
+
+
+def choose_isolation():
+    """Behind the wall when it holds here (a trial run), else why not."""
+    _wall.clear()
+    why = sandbox.why_not()
+    if why:
+        _wall["why"] = why
+    else:
+        _wall["ids"] = sandbox.account()
+
+
+def isolation():
+    """The line that says how this run's kernels were kept apart."""
+    if _wall.get("ids"):
+        return say("walled", user=sandbox.USER)
+    return say("not_walled", why=_wall.get("why", "?"))
 
 
 def warm_wanted(count, jobs):
@@ -264,7 +314,7 @@ def start_zygote():
     token, process = uuid.uuid4().hex, None
     # torch's thread pool must not start before the forks (a forked thread
     # pool hangs); kernels run on one torch thread anyway
-    env = {"OMP_NUM_THREADS": "1", **_kernel_env(folder, token)}
+    env = {"OMP_NUM_THREADS": "1", **_kernel_env(folder, token, kernel=False)}
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", "kit.grading.zygote", "serve",
@@ -346,8 +396,7 @@ def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
     _running.add(token)
     try:
         # the grade file sits beside, not inside, the student's folder
-        (work / "cwd").mkdir()
-        grade_file = work / "grades.jsonl"
+        grade_file = _prepare_work(work)
         client = GradingClient(
             notebook, timeout=timeout, allow_errors=True,
             kernel_name="python3", on_cell_execute=on_cell_execute,
@@ -558,6 +607,7 @@ def grade_all(submissions, jobs, timeout, all_cells=False, progress=True,
     raised with `.cards`, the submissions graded before it.
     """
     _stopping.clear()
+    choose_isolation()
     try:
         if warm_wanted(len(submissions), jobs):
             start_zygote()
@@ -628,7 +678,10 @@ class _Reports:
         summary = gradebook.summarise(cards)
         for path, write in self.targets:
             try:
-                write(cards, summary, path)
+                if write is gradebook.write_html:
+                    write(cards, summary, path, isolation())
+                else:
+                    write(cards, summary, path)
                 self.failed.pop(path, None)
             except OSError as error:
                 self.failed[path] = error.strerror
@@ -685,6 +738,8 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
             for number, handler in previous.items():
                 signal.signal(number, handler)
     summary = gradebook.summarise(cards)
+    if not as_json:  # beside the report, not in it: --json has a field
+        print(isolation(), file=sys.stderr)
     if interrupted:
         reports.write(cards)
         kept = ", ".join(str(p) for p, _ in reports.targets
@@ -692,20 +747,23 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
         said = say("interrupted", graded=len(cards), total=len(submissions),
                    kept=say("kept_in", paths=kept) if kept else "")
         print(json.dumps({"error": said, "summary": summary,
-                          "submissions": cards}, indent=1,
+                          "submissions": cards, "isolation": isolation()},
+                         indent=1,
                          ensure_ascii=False) if as_json
               else gradebook.class_summary(cards, summary) + "\n" + said)
         code = 130
     elif single:
         card = cards[0]
-        print(json.dumps(card, indent=1, ensure_ascii=False) if as_json
+        print(json.dumps({**card, "isolation": isolation()}, indent=1,
+                         ensure_ascii=False) if as_json
               else gradebook.scorecard(card))
         code = 2 if card["error"] else int(card["passed"] < card["total"])
     else:
         graded = sum(card["error"] is None for card in cards)
         print(json.dumps({
             "error": None if graded else say("none_graded"),
-            "summary": summary, "submissions": cards},
+            "summary": summary, "submissions": cards,
+            "isolation": isolation()},
             indent=1, ensure_ascii=False) if as_json
             else gradebook.class_summary(cards, summary))
         code = 2 if not graded else int(graded < len(cards))

@@ -302,10 +302,13 @@ def _student_row(card, ids, name):
     return cells
 
 
-def html_page(cards, summary):
-    """One self-contained page: summary, chart, mistakes, students."""
+def html_page(cards, summary, isolation=""):
+    """One self-contained page: summary, chart, mistakes, students; under
+    the title, how the kernels were kept apart (`isolation`)."""
     parts = [f"<h1>{escape(say('title'))}</h1><p>{escape(headline(cards))}"
              f" {escape(say('worst_first'))}</p>"]
+    if isolation:
+        parts.append(f'<p class="muted">{escape(isolation)}</p>')
     parts.append(f"<h2>{escape(say('exercises'))}</h2>" + _table(
         [say("exercise")] + [status(word) for word in (
             "passed", "failed", "not attempted", "not graded")]
@@ -345,5 +348,5 @@ def html_page(cards, summary):
             f"<body>{''.join(parts)}</body></html>")
 
 
-def write_html(cards, summary, path):
-    write_whole(path, html_page(cards, summary))
+def write_html(cards, summary, path, isolation=""):
+    write_whole(path, html_page(cards, summary, isolation))

@@ -1,7 +1,8 @@
 """The process between `kit grade` and each student's kernel, and the sweep.
 
-`python -m kit.grading.kernel_shim WORK -- KERNEL COMMAND...` starts the kernel
-and stays its parent, so a kernel's `os.kill(os.getppid(), ...)` reaches
+`python -m kit.grading.kernel_shim WORK [--wall UID:GID] -- KERNEL COMMAND...`
+starts the kernel (behind kit.grading.sandbox's wall, as UID:GID, when
+asked) and stays its parent, so a kernel's `os.kill(os.getppid(), ...)` reaches
 this process, which shrugs off SIGTERM, SIGINT and SIGHUP, and never the
 grader. On Linux it is a subreaper: whatever the kernel starts and leaves
 behind (`start_new_session=True` included) becomes its child, and all of
@@ -106,8 +107,18 @@ def sweep(token, rounds=20):
         time.sleep(0.05)
 
 
+def parse(argv):
+    """WORK [--wall UID:GID] -- COMMAND...: (work, (uid, gid) or None,
+    command)."""
+    work, rest = argv[0], argv[1:]
+    wall = None
+    if rest[:1] == ["--wall"]:
+        wall, rest = tuple(int(n) for n in rest[1].split(":")), rest[2:]
+    return work, wall, rest[1:]
+
+
 def main(argv):
-    work, command = argv[0], argv[2:]
+    work, wall, command = parse(argv)
     grader = os.getppid()
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         # a handler, not SIG_IGN: handlers reset at exec, so the kernel
@@ -115,7 +126,13 @@ def main(argv):
         signal.signal(number, lambda *_: None)
     _become_subreaper()
     env = dict(os.environ, JPY_PARENT_PID=str(os.getpid()))
-    kernel = subprocess.Popen(command, env=env)
+    if wall:
+        kernel = _Walled(work, wall, command, env)
+        # the grader interrupts this process's group: on to the kernel
+        signal.signal(signal.SIGINT, lambda *_: kernel.send_signal(
+            signal.SIGINT))
+    else:
+        kernel = subprocess.Popen(command, env=env)
     while kernel.poll() is None:
         if os.getppid() != grader:  # the grader is gone: so is the kernel
             kernel.kill()
@@ -126,6 +143,44 @@ def main(argv):
     if os.getppid() != grader:
         shutil.rmtree(work, ignore_errors=True)
     return kernel.returncode
+
+
+class _Walled:
+    """The kernel behind kit.grading.sandbox's wall, as Popen is used here:
+    this process's child is the namespace's pid 1, which ends with it."""
+
+    def __init__(self, work, ids, command, env):
+        from kit.grading import sandbox
+        here = os.getcwd()
+
+        def run_kernel():
+            os.chdir(here)  # the same folder, seen through the wall
+            # ipykernel watches a parent other than 1 and ends when it
+            # changes; pid 1 it leaves alone (the wall ends K with S)
+            os.execvpe(command[0], command, dict(env, JPY_PARENT_PID="1"))
+        self.pid = sandbox.start(work, ids, run_kernel)
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self):
+        while self.poll() is None:
+            time.sleep(0.05)
+        return self.returncode
+
+    def send_signal(self, signum):
+        try:
+            os.kill(self.pid, signum)
+        except OSError:
+            pass
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
 
 
 if __name__ == "__main__":

@@ -87,6 +87,12 @@ REPORT = {"en": {
                    "graded{kept}.",
     "kept_in": ", kept in {paths}",
     "none_graded": "no submission could be graded",
+    "walled": "isolation: each kernel in namespaces of its own, as user "
+              "{user}: it sees no other process, grade file or /tmp, and "
+              "cannot write the grader's files",
+    "not_walled": "isolation: none beyond a process of its own (kernels run "
+                  "as you: {why}); see README, 'Student code runs on your "
+                  "machine'",
     "not_written": "could not write {path}: {why}",
 }, "ja": {
     "passed": "合格",
@@ -159,6 +165,12 @@ REPORT = {"en": {
                    "採点済み{kept}。",
     "kept_in": " (結果は {paths} に保存)",
     "none_graded": "採点できた提出がありません",
+    "walled": "分離: 各カーネルは専用の名前空間でユーザー {user} として"
+              "実行されます。ほかのプロセス、採点ファイル、/tmp は見えず、"
+              "採点側のファイルにも書き込めません",
+    "not_walled": "分離: カーネルごとのプロセス以外はありません (カーネルは"
+                  "あなたの権限で動きます: {why})。README の「Student code "
+                  "runs on your machine」を参照してください",
     "not_written": "{path} に書き込めませんでした: {why}",
 }}
 

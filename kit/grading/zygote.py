@@ -44,14 +44,16 @@ HEAVY = ["torch", "transformers", "datasets", "matplotlib",  # not pyplot
 # ------------------------------------------------------ the client side
 
 def client(argv):
-    """`client SOCKET WORK -- KERNEL COMMAND...`: a kernel forked warm."""
-    path, work, command = argv[0], argv[1], argv[3:]
+    """`client SOCKET WORK [--wall UID:GID] -- KERNEL COMMAND...`: a kernel
+    forked warm (behind kit.grading.sandbox's wall, when asked)."""
+    path, shim_argv = argv[0], argv[1:]
+    work, wall, command = kernel_shim.parse(shim_argv)
     try:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         connection.connect(path)
         request = json.dumps({
             "command": command, "cwd": os.getcwd(), "env": dict(os.environ),
-            "work": work})
+            "work": work, "wall": wall})
         socket.send_fds(connection, [request.encode() + b"\n"], [0, 1, 2])
         replies = connection.makefile("r")
         first = replies.readline().split()
@@ -59,8 +61,7 @@ def client(argv):
         first = []
     if len(first) != 2 or first[0] != "pid":  # no warm kernel: a cold one
         os.execv(sys.executable, [sys.executable, "-m",
-                                  "kit.grading.kernel_shim", work, "--"]
-                 + command)
+                                  "kit.grading.kernel_shim"] + shim_argv)
     kernel = int(first[1])
     for number in (signal.SIGINT, signal.SIGTERM):  # interrupts, shutdown
         signal.signal(number, lambda signum, _: _forward(kernel, signum))
@@ -161,8 +162,8 @@ def _shim(request, fds, connection):
         signal.signal(number, lambda *_: None)
     kernel_shim._become_subreaper()
     retag(request["env"]["KIT_GRADE_RUN"])
-    kernel = os.fork()
-    if kernel == 0:
+
+    def run_kernel():
         connection.close()
         code = 1
         try:
@@ -174,6 +175,13 @@ def _shim(request, fds, connection):
             for stream in (sys.stdout, sys.stderr):
                 stream.flush()
             os._exit(code)
+    if request.get("wall"):  # K behind the wall; `kernel` is its pid 1
+        from kit.grading import sandbox
+        kernel = sandbox.start(request["work"], request["wall"], run_kernel)
+    else:
+        kernel = os.fork()
+        if kernel == 0:
+            run_kernel()
     for fd in fds:
         os.close(fd)
     connection.sendall(f"pid {kernel}\n".encode())
