@@ -142,7 +142,7 @@ def graded_class(tmp_path_factory, one_zygote):
         patch.setattr(grade, "OUTPUT_LIMIT", 1000)
         # the protections a grader that is not root has (as root, the wall
         # keeps jon's spy file out of reach: tests/test_grade_wall.py)
-        patch.setattr(sandbox, "why_not", lambda: "this class's spy file")
+        patch.setattr(sandbox, "why_not", lambda mode: "this class's spy")
         share(one_zygote, patch)
         result = kit_grade(str(root), "--jobs", "2", "--timeout", "5",
                            "--csv", str(out / "class.csv"),

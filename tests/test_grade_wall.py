@@ -66,15 +66,20 @@ with open(os.environ["KIT_GRADE_FILE"], "a") as f:
                         "message": json.dumps(found)}) + "\\n")
 """.replace("MARK", MARK)
 
-walled_here = pytest.mark.skipif(
-    sandbox.why_not() is not None,
-    reason=f"no wall here: {sandbox.why_not()}")
+WALLS = [mode for mode in ("nobody", "self") if sandbox.why_not(mode) is None
+         and (mode == "self" or os.geteuid() == 0)]
 
 
-@walled_here
-@pytest.mark.parametrize("kernels", ["warm", "cold"])
+@pytest.mark.skipif(not WALLS, reason="no wall here: "
+                    f"{sandbox.why_not(sandbox.mode())}")
+@pytest.mark.parametrize("mode, kernels", [
+    ("nobody", "warm"), ("nobody", "cold"), ("self", "warm"),
+    ("self", "cold")])
 def test_a_walled_kernel_reaches_no_secret_grade_source_or_lasting_process(
-        tmp_path, monkeypatch, one_zygote, kernels):
+        tmp_path, monkeypatch, one_zygote, mode, kernels):
+    if mode not in WALLS:
+        pytest.skip(f"no {mode} wall here: {sandbox.why_not(mode)}")
+    monkeypatch.setattr(sandbox, "mode", lambda: mode)
     root = tmp_path / "class"
     # the victim passes, then runs on while the spy looks for its file
     write_notebook(root / "amy" / NB, *fake(("dpo_loss", None, "passed")),
@@ -84,13 +89,18 @@ def test_a_walled_kernel_reaches_no_secret_grade_source_or_lasting_process(
     if kernels == "warm":  # forked from this module's zygote
         share(one_zygote, monkeypatch)
         result = kit_grade(*command[1:])
+    elif mode == "self":  # cold kernels, from this process
+        monkeypatch.setattr(grade, "warm_wanted", lambda count, jobs: False)
+        result = kit_grade(*command[1:])
     else:  # a grader started with the secret in its environment (N48)
         result = subprocess.run(
             [sys.executable, "-m", "kit", *command], capture_output=True,
             text=True, env={**os.environ, "INSTRUCTOR_SECRET": "hunter2",
                             "KIT_GRADE_COLD": "1"})
     report = json.loads(result.stdout)
-    assert report["isolation"] == grade.say("walled", user=sandbox.USER)
+    assert report["isolation"] == (
+        grade.say("walled", user=sandbox.USER) if mode == "nobody"
+        else grade.say("walled_self"))
     cards = {card["submission"].split("/")[0]: card
              for card in report["submissions"]}
     amy = {row["id"]: row for row in cards["amy"]["exercises"]}
@@ -102,13 +112,19 @@ def test_a_walled_kernel_reaches_no_secret_grade_source_or_lasting_process(
     assert not _running(MARK)  # its sleep ended with its kernel
 
 
-def test_no_wall_when_the_grader_is_not_root_and_the_report_says_so(
-        monkeypatch):
+def test_a_grader_that_is_not_root_walls_kernels_in_as_itself(monkeypatch):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    assert sandbox.why_not.__wrapped__() == "the grader is not root"
-    monkeypatch.setattr(sandbox, "why_not", sandbox.why_not.__wrapped__)
+    assert sandbox.mode() == "self"
+
+
+def test_where_the_wall_does_not_hold_the_report_says_why(monkeypatch):
+    monkeypatch.setattr(sandbox, "why_not",
+                        lambda mode: "unshare: Operation not permitted")
     grade.choose_isolation()
-    assert grade.isolation().startswith("isolation: none beyond a process")
-    assert "the grader is not root" in grade.isolation()
-    assert "ids" not in grade._wall  # kernels start without --wall
-    grade._wall.clear()
+    try:
+        assert "mode" not in grade._wall  # kernels start without --wall
+        assert grade.isolation() == grade.say(
+            "not_walled", why="unshare: Operation not permitted")
+        assert grade.isolation().startswith("isolation: none beyond")
+    finally:
+        grade._wall.clear()

@@ -90,8 +90,9 @@ KERNEL_ENV = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ",
               "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "KIT_PRESET"}
 
 _running = set()  # KIT_GRADE_RUN tokens of the kernels running now
-# how this run's kernels are kept apart (kit.grading.sandbox): "ids" (uid,
-# gid) when behind the wall, else "why" not; see isolation()
+# how this run's kernels are kept apart (kit.grading.sandbox): its "mode"
+# when behind the wall ("ids", (uid, gid), in "nobody" mode), else "why"
+# not; see isolation()
 _wall = {}
 _zygote = {}  # the warm-kernel zygote of this run, while it runs
 WARM_AFTER = 1  # a zygote when there are more submissions than this x jobs
@@ -230,9 +231,10 @@ def first_line(cell, width=50):
 def _kernel_env(work, token, kernel=True):
     env = {k: v for k, v in os.environ.items()
            if k in KERNEL_ENV or k.startswith("LC_")}
-    if kernel and _wall.get("ids"):  # nobody's home: its own, fresh
-        env.update(HOME=str(work / "home"), USER=sandbox.USER,
-                   LOGNAME=sandbox.USER)
+    if kernel and _wall.get("mode"):  # a home of its own, fresh
+        env["HOME"] = str(work / "home")
+    if kernel and _wall.get("ids"):
+        env.update(USER=sandbox.USER, LOGNAME=sandbox.USER)
     # runs/ inside the submission's own folder: two kernels never share one
     # the kernel's checkers speak the report's language (kit.i18n)
     env.update(KIT_GRADE_FILE=str(work / "grades.jsonl"), KIT_HEADLESS="1",
@@ -252,7 +254,8 @@ def _through_the_shim(work):
     start = (["kit.grading.zygote", "client", _zygote["socket"]]
              if _zygote else ["kit.grading.kernel_shim"])
     ids = _wall.get("ids")
-    wall = ["--wall", "%d:%d" % ids] if ids else []
+    wall = ["--wall", "%d:%d" % ids] if ids else ["--wall", "self"] if (
+        _wall.get("mode")) else []
 
     class ShimmedKernelManager(AsyncKernelManager):
         def format_kernel_cmd(self, extra_arguments=None):
@@ -260,7 +263,7 @@ def _through_the_shim(work):
                     "--"] + super().format_kernel_cmd(extra_arguments)
 
         def write_connection_file(self, **kwargs):
-            if ids:  # where nobody can read it, and no other kernel
+            if wall:  # where the kernel can read it, and no other kernel
                 self.connection_file = str(work / "kernel.json")
             super().write_connection_file(**kwargs)
             if ids:
@@ -276,9 +279,10 @@ def _prepare_work(work):
     (work / "cwd").mkdir()
     grade_file = work / "grades.jsonl"
     grade_file.touch(mode=0o600)
+    if _wall.get("mode"):
+        (work / "home").mkdir()
     ids = _wall.get("ids")
     if ids:
-        (work / "home").mkdir()
         work.chmod(0o711)
         for path in (work / "cwd", work / "home", grade_file):
             os.chown(path, *ids)
@@ -288,17 +292,22 @@ def _prepare_work(work):
 def choose_isolation():
     """Behind the wall when it holds here (a trial run), else why not."""
     _wall.clear()
-    why = sandbox.why_not()
+    mode = sandbox.mode()
+    why = sandbox.why_not(mode)
     if why:
         _wall["why"] = why
     else:
-        _wall["ids"] = sandbox.account()
+        _wall["mode"] = mode
+        if mode == "nobody":
+            _wall["ids"] = sandbox.account()
 
 
 def isolation():
     """The line that says how this run's kernels were kept apart."""
     if _wall.get("ids"):
         return say("walled", user=sandbox.USER)
+    if _wall.get("mode"):
+        return say("walled_self")
     return say("not_walled", why=_wall.get("why", "?"))
 
 

@@ -1,8 +1,8 @@
 """The process between `kit grade` and each student's kernel, and the sweep.
 
-`python -m kit.grading.kernel_shim WORK [--wall UID:GID] -- KERNEL COMMAND...`
-starts the kernel (behind kit.grading.sandbox's wall, as UID:GID, when
-asked) and stays its parent, so a kernel's `os.kill(os.getppid(), ...)` reaches
+`python -m kit.grading.kernel_shim WORK [--wall UID:GID|self] -- KERNEL COMMAND...`
+starts the kernel (behind kit.grading.sandbox's wall, as UID:GID or as
+this user, when asked) and stays its parent, so a kernel's `os.kill(os.getppid(), ...)` reaches
 this process, which shrugs off SIGTERM, SIGINT and SIGHUP, and never the
 grader. On Linux it is a subreaper: whatever the kernel starts and leaves
 behind (`start_new_session=True` included) becomes its child, and all of
@@ -108,12 +108,14 @@ def sweep(token, rounds=20):
 
 
 def parse(argv):
-    """WORK [--wall UID:GID] -- COMMAND...: (work, (uid, gid) or None,
-    command)."""
+    """WORK [--wall UID:GID|self] -- COMMAND...: (work, wall, command); wall
+    None, "self" or (uid, gid) (kit.grading.sandbox's modes)."""
     work, rest = argv[0], argv[1:]
     wall = None
     if rest[:1] == ["--wall"]:
-        wall, rest = tuple(int(n) for n in rest[1].split(":")), rest[2:]
+        wall, rest = rest[1], rest[2:]
+        if wall != "self":
+            wall = tuple(int(n) for n in wall.split(":"))
     return work, wall, rest[1:]
 
 
@@ -158,7 +160,8 @@ class _Walled:
             # ipykernel watches a parent other than 1 and ends when it
             # changes; pid 1 it leaves alone (the wall ends K with S)
             os.execvpe(command[0], command, dict(env, JPY_PARENT_PID="1"))
-        self.pid = sandbox.start(work, ids, run_kernel)
+        self.pid = sandbox.start(work, None if ids == "self" else ids,
+                                 run_kernel)
         self.returncode = None
 
     def poll(self):

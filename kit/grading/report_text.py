@@ -90,6 +90,10 @@ REPORT = {"en": {
     "walled": "isolation: each kernel in namespaces of its own, as user "
               "{user}: it sees no other process, grade file or /tmp, and "
               "cannot write the grader's files",
+    "walled_self": "isolation: each kernel in namespaces of its own, as "
+                   "you: it sees no other process, grade file or /tmp, and "
+                   "the grader's Python and kit are read-only to it (your "
+                   "other files are not)",
     "not_walled": "isolation: none beyond a process of its own (kernels run "
                   "as you: {why}); see README, 'Student code runs on your "
                   "machine'",
@@ -168,6 +172,10 @@ REPORT = {"en": {
     "walled": "分離: 各カーネルは専用の名前空間でユーザー {user} として"
               "実行されます。ほかのプロセス、採点ファイル、/tmp は見えず、"
               "採点側のファイルにも書き込めません",
+    "walled_self": "分離: 各カーネルは専用の名前空間であなたとして実行されます。"
+                   "ほかのプロセス、採点ファイル、/tmp は見えず、採点側の "
+                   "Python と kit は読み取り専用です (あなたのほかのファイルは"
+                   "そうではありません)",
     "not_walled": "分離: カーネルごとのプロセス以外はありません (カーネルは"
                   "あなたの権限で動きます: {why})。README の「Student code "
                   "runs on your machine」を参照してください",

@@ -1,7 +1,7 @@
-"""A wall around each student's kernel, when `kit grade` runs as root (Linux).
+"""A wall around each student's kernel in `kit grade` (Linux).
 
-    S (kernel_shim's role, root) -> I (pid 1 of a new PID namespace, root)
-                                 -> K (the kernel, user nobody)
+    S (kernel_shim's role) -> I (pid 1 of a new PID namespace)
+                           -> K (the kernel: no capabilities left)
 
 I gets a mount namespace of its own, built before K starts:
 
@@ -10,19 +10,21 @@ I gets a mount namespace of its own, built before K starts:
   secrets) and not their grade files either;
 - an empty /tmp (and the temporary folder, if that is elsewhere) holding
   only this submission's folder: no other run's grade file to append to;
-- the grader's home hidden, but for the Python and kit the kernel runs.
+- the grader's home hidden, but for the Python and kit the kernel runs;
+  those, wherever they are, read-only: no later grading finds them changed.
 
-K runs as `nobody`, who can write only its own folder: the kit's source,
-the venv and the submissions are root's and stay as they were. When K
-ends, I ends, and Linux kills whatever is left in the namespace, whatever
-session or parent it gave itself. Standard library only: the shim imports
-this, and must start in milliseconds.
+When K ends, I ends, and Linux kills whatever is left in the namespace,
+whatever session or parent it gave itself. Run as root, K runs as `nobody`
+("nobody" mode), who can write only its own folder. Run as anyone else, S
+first enters a user namespace of its own ("self" mode: where the system
+allows them), and K runs as the grader's user, with the rest of that
+user's files as writable to it as ever. Standard library only: the shim
+imports this, and must start in milliseconds.
 """
 
 import ctypes
 import functools
 import os
-import pwd
 import signal
 import subprocess
 import sys
@@ -31,9 +33,16 @@ from pathlib import Path
 
 USER = "nobody"  # every system has it; it owns nothing of the grader's
 CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000  # linux/sched.h
+CLONE_NEWUSER = 0x10000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8  # linux/mount.h
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
+PR_CAPBSET_DROP, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
+CAPABILITY_VERSION_3 = 0x20080522  # linux/capability.h
+# statvfs's flags a read-only bind must keep (a user namespace may not
+# drop them), as mount flags
+KEPT_FLAGS = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC,  # ST_ -> MS_
+              1024: 1024, 2048: 2048, 4096: 1 << 21}  # the atime flags
 PROBE_TIMEOUT = 30  # seconds the trial kernel-less run may take
 
 
@@ -55,6 +64,7 @@ def _mount(source, target, kind=None, flags=0, data=None):
 
 def account():
     """(uid, gid) of USER, or None where there is none."""
+    import pwd  # Unix only, like the wall
     try:
         entry = pwd.getpwnam(USER)
     except KeyError:
@@ -62,11 +72,23 @@ def account():
     return entry.pw_uid, entry.pw_gid
 
 
-def start(work, ids, run_kernel):
-    """From S: K behind the wall, as (uid, gid) `ids`; returns I's pid.
+def mode():
+    """"nobody" for a grader that is root (and a system with nobody), else
+    "self": the kernel runs as the grader's user."""
+    if getattr(os, "geteuid", lambda: None)() == 0 and account():
+        return "nobody"
+    return "self"
 
-    `run_kernel()` runs in K once it is `nobody`; it must not return (an
-    exec, or os._exit)."""
+
+def start(work, ids, run_kernel):
+    """From S: K behind the wall, as (uid, gid) `ids` ("nobody" mode) or,
+    with `ids` None, as this user in a user namespace ("self" mode);
+    returns I's pid.
+
+    `run_kernel()` runs in K once it has no capabilities left; it must not
+    return (an exec, or os._exit)."""
+    if ids is None:
+        _own_user_namespace()
     _call("unshare", CLONE_NEWPID)  # S's next child is pid 1 in a new one
     init = os.fork()
     if init:
@@ -76,6 +98,16 @@ def start(work, ids, run_kernel):
         code = _init(Path(work), ids, run_kernel)
     finally:
         os._exit(code)
+
+
+def _own_user_namespace():
+    """This process in a user namespace where it is itself (same uid and
+    gid), with the capabilities to build the wall, and no other ids."""
+    uid, gid = os.getuid(), os.getgid()
+    _call("unshare", CLONE_NEWUSER)
+    Path("/proc/self/setgroups").write_text("deny")
+    Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+    Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
 
 
 def _init(work, ids, run_kernel):
@@ -114,24 +146,25 @@ def _tell(pid, signum):
         pass
 
 
-def _needed_under(home):
-    """The folders under `home` the kernel reads: Python, the venv, kit."""
+def _kernel_reads():
+    """The folders the kernel reads: Python, the venv, kit (and PYTHONPATH);
+    one inside another is kept with it."""
     wanted = {Path(p).resolve() for p in [
         sys.base_prefix, sys.prefix, os.path.realpath(sys.executable),
         _kit_root(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
-        if os.path.isabs(p) and os.path.exists(p)}
-    inside = sorted(p for p in wanted if home in p.parents or p == home)
-    # a folder inside another one kept is kept with it
-    return [p for p in inside if not any(q in p.parents for q in inside)]
+        if os.path.isabs(p) and os.path.exists(p)} - {Path("/")}
+    return sorted(p for p in wanted
+                  if not any(q in p.parents for q in wanted))
 
 
 def _build_wall(work):
     _mount(None, "/", flags=MS_REC | MS_PRIVATE)  # nothing leaks back out
-    home = Path(pwd.getpwuid(0).pw_dir).resolve()
-    kept = [(work, os.open(work, os.O_PATH | os.O_DIRECTORY), False)]
-    if home != Path("/"):
-        kept += [(p, os.open(p, os.O_PATH), True)
-                 for p in _needed_under(home)]
+    import pwd
+    home = Path(pwd.getpwuid(os.getuid()).pw_dir).resolve()
+    # opened before the walls go up, bound back through them after (the
+    # submission's folder last: it may lie inside a read-only one)
+    kept = [(p, os.open(p, os.O_PATH), True) for p in _kernel_reads()]
+    kept += [(work, os.open(work, os.O_PATH | os.O_DIRECTORY), False)]
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     hidden = {Path("/tmp"), Path(tempfile.gettempdir()).resolve()}
     if home != Path("/"):
@@ -143,47 +176,75 @@ def _build_wall(work):
     if Path("/dev/shm").is_dir():
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
                "mode=1777")
-    for path, fd, read_only in kept:  # back through the walls, each alone
-        if Path(f"/proc/self/fd/{fd}").is_dir():
-            os.makedirs(path, mode=0o755, exist_ok=True)
-        else:
-            os.makedirs(path.parent, mode=0o755, exist_ok=True)
-            path.touch()
-        _mount(f"/proc/self/fd/{fd}", path, flags=MS_BIND | MS_REC)
+    for path, fd, read_only in kept:
+        source = f"/proc/self/fd/{fd}"
+        if not path.exists():  # it was behind a wall: a place to bind to
+            if Path(source).is_dir():
+                os.makedirs(path, mode=0o755)
+            else:
+                os.makedirs(path.parent, mode=0o755, exist_ok=True)
+                path.touch()
+        _mount(source, path, flags=MS_BIND | MS_REC)
         if read_only:
-            _mount(None, path, flags=MS_BIND | MS_REMOUNT | MS_RDONLY)
+            flags = os.statvfs(path).f_flag
+            _mount(None, path, flags=MS_BIND | MS_REMOUNT | MS_RDONLY | sum(
+                mount for found, mount in KEPT_FLAGS.items() if flags & found))
         os.close(fd)
 
 
 def _become(ids):
-    """K: nobody, for good (no setuid program gives root back)."""
-    uid, gid = ids
-    os.setgroups([])
-    os.setgid(gid)
-    os.setuid(uid)
+    """K: nobody (given `ids`) or itself, with no capability left and no
+    way back (no setuid program gives root back)."""
+    if ids:
+        uid, gid = ids
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    _drop_capabilities()
     _call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
     # a changed uid makes /proc/self root's: the zygote's kernel rewrites
     # its own environment there (kit.grading.zygote.retag)
     _call("prctl", PR_SET_DUMPABLE, 1, 0, 0, 0)
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32),
+                ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_capabilities():
+    """None left, none to come back at an exec. (In "self" mode K keeps
+    them until this: they are the user namespace's, which built the wall.)"""
+    libc = _libc()
+    for number in range(64):  # the bounding set: what an exec may give
+        if libc.prctl(PR_CAPBSET_DROP, number, 0, 0, 0) != 0:
+            if ctypes.get_errno() == 22:  # EINVAL: past the last one
+                break
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    _call("capset", ctypes.byref(_CapHeader(CAPABILITY_VERSION_3, 0)),
+          ctypes.byref((_CapData * 2)()))
+
+
 # ------------------------------------------------ the grader's questions
 
 @functools.lru_cache(maxsize=None)
-def why_not():
-    """None when kernels can run behind the wall here; else why not.
+def why_not(wall_mode=None):
+    """None when kernels can run behind the wall here, in `wall_mode`
+    (default: mode()); else why not.
 
-    Tried once a process, for real: a kernel-less Python behind the wall must import
-    kit's grading package as nobody."""
+    Tried once a process, for real: a kernel-less Python behind the wall
+    must import kit's grading package, and find the kit read-only."""
+    wall_mode = wall_mode or mode()
     if not sys.platform.startswith("linux"):
         return "not Linux"
-    if os.geteuid() != 0:
-        return "the grader is not root"
-    if account() is None:
-        return f"no user {USER}"
     try:
         trial = subprocess.run(
-            [sys.executable, "-m", "kit.grading.sandbox", "probe"],
+            [sys.executable, "-m", "kit.grading.sandbox", "probe", wall_mode],
             capture_output=True, text=True, timeout=PROBE_TIMEOUT,
             env=dict(os.environ, PYTHONPATH=os.pathsep.join(
                 p for p in [_kit_root(), os.environ.get("PYTHONPATH")]
@@ -200,27 +261,31 @@ def _kit_root():
     return str(Path(__file__).resolve().parent.parent.parent)
 
 
-def _probe():
-    """`probe`: a trial behind the wall; prints "walled" when it held."""
+def _probe(wall_mode):
+    """`probe MODE`: a trial behind the wall; prints "walled" if it held."""
     work = Path(tempfile.mkdtemp(prefix="kit-wall-"))
+    ids = account() if wall_mode == "nobody" else None
     try:
-        os.chmod(work, 0o711)
-        uid, gid = account()
-        os.chown(work, uid, gid)
+        if ids:
+            os.chmod(work, 0o711)
+            os.chown(work, *ids)
         seen = work / "seen"
-        test = ("import os, kit.grading; open('seen', 'w').write("
-                "str([os.getuid(), os.getpid(), os.access('/', os.W_OK)]))")
+        kit_file = Path(_kit_root()) / "kit" / "__init__.py"
+        test = ("import os, kit.grading; open('seen', 'w').write(str(["
+                f"os.getuid(), os.getpid(), os.access({str(kit_file)!r}, "
+                "os.W_OK)]))")
 
         def run_kernel():
             os.chdir(work)
             os.execv(sys.executable, [sys.executable, "-c", test])
-        init = start(work, (uid, gid), run_kernel)
+        init = start(work, ids, run_kernel)
         _, status = os.waitpid(init, 0)
         if os.waitstatus_to_exitcode(status) != 0:
-            print("a trial kernel could not start as nobody behind the wall"
-                  " (can nobody read this Python and the kit?)",
-                  file=sys.stderr)
+            print("a trial kernel could not start behind the wall (can "
+                  f"{'nobody' if ids else 'it'} read this Python and the "
+                  "kit?)", file=sys.stderr)
             return 1
+        uid = ids[0] if ids else os.getuid()
         if seen.read_text() != f"[{uid}, 2, False]":
             print(f"the wall did not hold: {seen.read_text()}",
                   file=sys.stderr)
@@ -235,5 +300,5 @@ def _probe():
     return 0
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["probe"]:
-    sys.exit(_probe())
+if __name__ == "__main__" and sys.argv[1] == "probe":
+    sys.exit(_probe(sys.argv[2]))
