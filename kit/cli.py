@@ -25,6 +25,21 @@ def positive_int(text):
     return value
 
 
+MOST_STEPS = 10**9  # at 1,000 steps a second: 11 days
+
+
+def step_count(text):
+    """argparse type: positive_int, and no more steps than a run can take
+    (99999999999999999999999 trained on, its progress bar's end in 10**16
+    years)."""
+    value = positive_int(text)
+    if value > MOST_STEPS:
+        raise argparse.ArgumentTypeError(
+            f"{value} steps is more than a run can take ({MOST_STEPS:,} take "
+            f"11 days at 1,000 steps a second): give at most {MOST_STEPS:,}")
+    return value
+
+
 # the kit's own code: errors raised here are the kit's one-line refusals
 KIT_DIR = Path(__file__).resolve().parent
 # what the kit raises for bad input (a config rule, a checkpoint it will not
@@ -189,14 +204,14 @@ def parser():
     train.add_argument("recipe", choices=["sft", "dpo", "grpo"])
     train.add_argument("--preset", choices=sorted(PRESETS), default=None,
                        help="model size (default: gpu with CUDA, else cpu)")
-    train.add_argument("--max-steps", type=positive_int, default=None)
+    train.add_argument("--max-steps", type=step_count, default=None)
     train.add_argument("--output-dir", default=None,
                        help="default: runs/RECIPE")
     train.add_argument("--seed", type=seed, default=0)
-    train.add_argument("--steps-per-generation", type=positive_int,
+    train.add_argument("--steps-per-generation", type=step_count,
                        default=None,
                        help="grpo: optimizer steps served by one generate()")
-    train.add_argument("--save-steps", type=positive_int, default=None,
+    train.add_argument("--save-steps", type=step_count, default=None,
                        help="save a checkpoint every N optimizer steps")
     train.add_argument("--resume-from-checkpoint", default=None,
                        metavar="CHECKPOINT",

@@ -97,6 +97,22 @@ def test_counts_below_one_are_refused_before_anything_runs(argv, capsys):
     assert "must be 1 or more" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("argv", [
+    ["train", "sft", "--max-steps", "99999999999999999999999"],
+    ["train", "grpo", "--save-steps", "1000000001"],
+    ["train", "grpo", "--steps-per-generation", "10000000000"]])
+def test_more_steps_than_a_run_can_take_are_refused(argv, capsys):
+    # N81: the first trained on, its progress bar ending in 10**16 years
+    with pytest.raises(SystemExit) as exit_:
+        cli.parser().parse_args(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.endswith(f"{argv[-1]} steps is more than a run can take "
+                        "(1,000,000,000 take 11 days at 1,000 steps a "
+                        "second): give at most 1,000,000,000")
+    assert cli.parser().parse_args(argv[:-1] + ["1000000000"])
+
+
 def test_train_into_a_file_is_one_line_not_a_traceback(tmp_path):
     # the one test of the entry point itself: main's exit code and a stderr
     # that holds nothing else (no import-time warnings), as a learner sees it

@@ -84,6 +84,48 @@ def test_dpo_settings_of_the_wrong_type_or_range_are_named(
         dpo_config(tmp_path, **overrides)
 
 
+# Settings a float64 holds but float32, where the losses are computed, does
+# not: before, each trained with weights that never moved, or logged nan
+@pytest.mark.parametrize("make, overrides, message", [
+    ("dpo", dict(loss_type="sigmoid_norm", beta=1e-300),
+     r"DPOConfig.beta is 1e-300, which is 0.0 in float32 \(the dtype the "
+     r"loss is computed in\): try 0.1"),
+    ("dpo", dict(beta=1e-50), r"DPOConfig.beta is 1e-50, which is 0.0 in"),
+    ("dpo", dict(loss_type="hinge", beta=1e-50), r"beta is 1e-50, which is "
+     r"0.0 in float32"),
+    ("dpo", dict(loss_type="ipo", beta=1e300), r"DPOConfig.beta is 1e\+300, "
+     r"which is inf in float32"),
+    ("dpo", dict(loss_type="ipo", beta=1e-39), r"DPOConfig.beta is 1e-39: "
+     r"with loss_type='ipo' the target margin 1/\(2·beta\) is inf in "
+     r"float32, and the loss nan; try 0.1"),
+    ("dpo", dict(loss_type=["sigmoid"]), r"DPOConfig.loss_type must be one "
+     r"of 'sigmoid', 'ipo', 'hinge', 'sigmoid_norm', 'robust', got "
+     r"\['sigmoid'\]"),
+    ("grpo", dict(temperature=1e-30), r"GRPOConfig.temperature is 1e-30: in "
+     r"float32 a token one logit below the best then gets probability "
+     r"exp\(-1/1e-30\) = 0, .* every advantage 0 .*; use 0.01 or more"),
+    ("grpo", dict(temperature=0.009), r"temperature is 0.009: in float32"),
+    ("grpo", dict(beta=1e300), r"GRPOConfig.beta is 1e\+300, which is inf "
+     r"in float32 .*: 0 turns the KL off; try 0.04"),
+    ("grpo", dict(epsilon=1e-50), r"GRPOConfig.epsilon is 1e-50, which is "
+     r"0.0 in float32"),
+])
+def test_settings_float32_cannot_hold_are_refused(make, overrides, message,
+                                                  tmp_path):
+    config = dpo_config if make == "dpo" else grpo_config
+    with pytest.raises(ValueError, match=message):
+        config(tmp_path, **overrides)
+
+
+@pytest.mark.parametrize("make, overrides", [
+    ("dpo", dict(loss_type="ipo", beta=1e-30)),  # 1/(2β) = 5e29: fine
+    ("grpo", dict(temperature=0.01)),  # the lowest that still samples
+    ("grpo", dict(beta=1e-50)),  # 0 in float32, and 0 turns the KL off
+])
+def test_the_edges_float32_holds_are_accepted(make, overrides, tmp_path):
+    (dpo_config if make == "dpo" else grpo_config)(tmp_path, **overrides)
+
+
 def test_numpy_integers_are_counts_too(tmp_path):
     args = grpo_config(tmp_path, num_generations=np.int64(4),
                        temperature=np.float32(0.7))
@@ -219,3 +261,36 @@ def test_prompts_per_generation_is_one_formula_for_trainer_and_explorer():
     assert prompts_per_generation(8, 4, 4, num_processes=2) == 16
     plan = explore.sampler_plan(8, 4, 4, 1, max_steps=1)
     assert len(set(plan["batches"][0])) == prompts_per_generation(8, 4, 4)
+
+
+def readme_config_rows():
+    """README's error rows that start with a DPOConfig(...) or GRPOConfig(...)
+    call refused with a ValueError: (call, the message it shows)."""
+    import re
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(
+        encoding="utf-8")
+    table = readme.split("<!-- errors -->")[1].split("<!-- /errors -->")[0]
+    rows = []
+    for line in table.splitlines():
+        found = re.match(r"\| `((?:DPO|GRPO)Config\(.*?\))`.*? \| `(.*?)`",
+                         line)
+        if found and not found.group(2).startswith("FloatingPointError"):
+            rows.append((found.group(1),
+                         found.group(2).removeprefix("ValueError: ")))
+    return rows
+
+
+@pytest.mark.parametrize("call, shown", readme_config_rows())
+def test_readmes_config_rows_are_the_messages_whole(call, shown):
+    """Each row's message, as the call raises it (up to an ellipsis)."""
+    with pytest.raises(ValueError) as refused:
+        eval(call, {"DPOConfig": DPOConfig, "GRPOConfig": GRPOConfig,
+                    "inf": math.inf, "nan": math.nan})
+    said = str(refused.value)
+    whole = shown.split(" ...")[0].split(" …")[0]
+    assert said == whole if whole == shown else said.startswith(whole)
+
+
+def test_readme_has_a_row_for_each_kind_of_config_refusal():
+    assert len(readme_config_rows()) >= 15

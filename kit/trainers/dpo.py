@@ -14,8 +14,9 @@ from transformers import Trainer, TrainingArguments
 
 from kit.losses import PREFERENCE_LOSSES, sequence_logps
 from kit.trainers.checkpoint import CheckpointMixin
-from kit.trainers.guards import (BATCH_RULES, check_dataset, check_fields,
-                                 check_prompt_length, check_tokenizer,
+from kit.trainers.guards import (BATCH_RULES, check_choice, check_dataset,
+                                 check_fields, check_prompt_length,
+                                 check_ipo_beta, check_tokenizer,
                                  warn_unknown_text)
 from kit.trainers.metrics import MetricsMixin
 from kit.trainers.nonfinite import NonFiniteMixin
@@ -49,10 +50,9 @@ class DPOConfig(TrainingArguments):
             ("max_length", int, ">= 2",
              "prompt + completion tokens, e.g. 64"),
         ])
-        if self.loss_type not in PREFERENCE_LOSSES:
-            raise ValueError(f"DPOConfig.loss_type must be one of "
-                             f"{sorted(PREFERENCE_LOSSES)}, got "
-                             f"{self.loss_type!r}")
+        check_choice(self, "loss_type", PREFERENCE_LOSSES)
+        if self.loss_type == "ipo":
+            check_ipo_beta(self.beta)
         self.check_label_smoothing()
         super().__post_init__()
 

@@ -4,12 +4,14 @@ Each field is documented once, in its `help`, and checked once, by its row
 in `RULES`; a new field adds one of each.
 """
 
+import math
 from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
 from kit.losses import GRPO_LOSSES, SCALE_REWARDS, SCALE_REWARDS_ALIASES
-from kit.trainers.guards import BATCH_RULES, check_fields, refusal
+from kit.trainers.guards import (BATCH_RULES, check_choice, check_fields,
+                                 refusal)
 
 # (field, kind, bound, fix): checked in this order, after BATCH_RULES
 RULES = [
@@ -59,8 +61,9 @@ class GRPOConfig(TrainingArguments):
         check_fields(self, RULES)
         if isinstance(self.scale_rewards, bool):  # TRL's older form
             self.scale_rewards = SCALE_REWARDS_ALIASES[self.scale_rewards]
-        check_choice("loss_type", self.loss_type, GRPO_LOSSES)
-        check_choice("scale_rewards", self.scale_rewards, SCALE_REWARDS)
+        check_choice(self, "loss_type", GRPO_LOSSES)
+        check_choice(self, "scale_rewards", SCALE_REWARDS)
+        check_not_greedy(self.temperature)
         check_whole_groups(self.per_device_train_batch_size,
                            self.num_generations)
         super().__post_init__()
@@ -72,16 +75,21 @@ class GRPOConfig(TrainingArguments):
                     % self.steps_per_generation)
 
 
+# Below this, a logit gap of 1 gives exp(-1/T) = 0 in float32 (its smallest
+# number is 2**-149; exp rounds to 0 below log(2**-150) = -103.97)
+GREEDY_BELOW = 1 / (150 * math.log(2))  # 0.00962
+
+
+def check_not_greedy(temperature):
+    """Sampling at this temperature must still give G different tries."""
+    if temperature < GREEDY_BELOW:
+        raise refusal("greedy", shown=f"{temperature:g}",
+                      least=math.ceil(GREEDY_BELOW * 100) / 100)
+
+
 def check_whole_groups(batch, G):
     """The batch counts completions: it must hold whole groups of G."""
     if batch % G:
         raise refusal("whole_groups", batch=batch, G=G,
                       lower=batch - batch % G or G,
                       higher=batch - batch % G + G)
-
-
-def check_choice(name, value, choices):
-    """Refuse a name that is not a key of `choices`, listing them."""
-    if not isinstance(value, str) or value not in choices:
-        raise refusal("choice", name=name, value=value,
-                      choices=", ".join(map(repr, choices)))

@@ -91,7 +91,18 @@ MESSAGES = {"en": {
                          "finite float32 numbers; clip them (e.g. "
                          "max(math.log(p), -10.0) instead of math.log(p))",
     "choice":
-        "GRPOConfig.{name} must be one of {choices}, got {value!r}",
+        "{owner}.{name} must be one of {choices}, got {value!r}",
+    "float32":
+        "{owner}.{field} is {shown}, which is {as32} in float32 (the dtype "
+        "the loss is computed in): {fix}",
+    "ipo_beta":
+        "DPOConfig.beta is {shown}: with loss_type='ipo' the target margin "
+        "1/(2·beta) is inf in float32, and the loss nan; try 0.1",
+    "greedy":
+        "GRPOConfig.temperature is {shown}: in float32 a token one logit "
+        "below the best then gets probability exp(-1/{shown}) = 0, so every "
+        "completion of a prompt is the same and every advantage 0 (nothing "
+        "to learn); use {least} or more (1.0 samples the policy as it is)",
 }}
 
 # The Japanese half (terms as README.ja.md's glossary); a new refusal adds
@@ -173,8 +184,21 @@ MESSAGES["ja"] = {
         "報酬は有限の float32 の数でなければなりません。クリップしてください "
         "(例: math.log(p) ではなく max(math.log(p), -10.0))",
     "choice":
-        "GRPOConfig.{name} は {choices} のいずれかでなければなりませんが、"
+        "{owner}.{name} は {choices} のいずれかでなければなりませんが、"
         "{value!r} でした",
+    "float32":
+        "{owner}.{field} は {shown} で、損失を計算する float32 では {as32} "
+        "になります: {fix}",
+    "ipo_beta":
+        "DPOConfig.beta は {shown} です: loss_type='ipo' では目標のマージン "
+        "1/(2·beta) が float32 で inf になり、損失は nan です。0.1 を試して"
+        "ください",
+    "greedy":
+        "GRPOConfig.temperature は {shown} です: float32 では最良より 1 "
+        "ロジット低いトークンの確率が exp(-1/{shown}) = 0 になり、同じプロンプト"
+        "の補完がすべて同じで、アドバンテージはすべて 0 です (学ぶものが"
+        "ありません)。{least} 以上にしてください (1.0 は方策そのままに"
+        "サンプリングします)",
 }
 
 
@@ -204,6 +228,8 @@ def check_fields(config, rules):
     for field, kind, bound, fix in rules:
         value = getattr(config, field)
         if _fits(value, kind, bound):
+            if kind is float:
+                check_float32(config, field, bound, fix)
             continue
         what = "a whole number" if kind is int else "a finite number"
         shown = _shown(value)
@@ -213,6 +239,32 @@ def check_fields(config, rules):
                 value, str) else ")"
         raise refusal("field", owner=type(config).__name__, field=field,
                       what=what, bound=bound, shown=shown, fix=fix)
+
+
+def check_float32(config, field, bound, fix):
+    """A float setting must stay what it is in float32: 1e300 becomes inf
+    there, and 1e-50 becomes 0 (which "> 0" refuses), silently."""
+    value = getattr(config, field)
+    as32 = float(torch.tensor(float(value), dtype=torch.float32))
+    if math.isinf(as32) or (as32 == 0 and value != 0 and bound.startswith(
+            ">") and not bound.startswith(">=")):
+        raise refusal("float32", owner=type(config).__name__, field=field,
+                      shown=_shown(value), as32=_shown(as32), fix=fix)
+
+
+def check_ipo_beta(beta):
+    """IPO's loss aims the margin at 1/(2·beta): that must be a number."""
+    if torch.isinf(1 / (2 * torch.tensor(beta, dtype=torch.float32))):
+        raise refusal("ipo_beta", shown=f"{beta:g}")
+
+
+def check_choice(config, name, choices):
+    """Refuse a setting that is not one of `choices`' keys, listing them
+    (a list or None too, which `in` would raise TypeError on)."""
+    value = getattr(config, name)
+    if not isinstance(value, str) or value not in choices:
+        raise refusal("choice", owner=type(config).__name__, name=name,
+                      value=value, choices=", ".join(map(repr, choices)))
 
 
 def _is_number(value, kind):
