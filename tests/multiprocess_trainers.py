@@ -141,12 +141,32 @@ def resumed_exactly():
         torch.equal(first[key], second[key]) for key in first)
 
 
+def refused_reward():
+    """A reward of the wrong length at run time, on the second process
+    only (TRL issue 6533's trap): both processes stop with its line."""
+    def short_on_rank_1(prompts, completions, answer, **columns):
+        rewards = tasks.correctness_reward(prompts, completions, answer)
+        return rewards[:1] if rank == 1 and len(rewards) > 2 else rewards
+    short_on_rank_1.__name__ = "short_on_rank_1"
+    refusing = recipes.grpo_trainer(
+        "cpu", output_dir=out / "short", max_steps=1,
+        per_device_train_batch_size=4, num_generations=4,
+        eval_strategy="no", eval_on_start=False, disable_tqdm=True,
+        reward_funcs=[short_on_rank_1])
+    try:
+        refusing.train()
+    except ValueError as refused:
+        return str(refused)
+    return "trained"
+
+
 (out / f"rank{rank}.json").write_text(json.dumps({
     "processes": trainer.accelerator.num_processes,
     "calls": trainer._generation["calls"], "generations": generations,
     "eval_reward": eval_reward, "greedy_accuracy": accuracy,
     "dapo_step_distance": dapo_step_distance(),
     "resumed_exactly": resumed_exactly(),
+    "refused_reward": refused_reward(),
     "update_norm": {"Trainer": update_norm(Trainer),
                     "CausalLMTrainer": update_norm(CausalLMTrainer)}}))
 dpo = cli.main(["train", "dpo", "--max-steps", "4", "--output-dir",

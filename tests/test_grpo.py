@@ -369,6 +369,15 @@ def gives_huge(prompts, completions, **columns):
     return [1e39] * len(completions)  # inf in float32
 
 
+def gives_float16_inf(prompts, completions, **columns):
+    with np.errstate(over="ignore"):  # 70000 overflows float16: inf
+        return [np.float16(70000)] * len(completions)
+
+
+def gives_numpy_huge(prompts, completions, **columns):
+    return np.array([1e39] * len(completions))  # float64 there, inf in 32
+
+
 def gives_dict(prompts, completions, **columns):
     return {c: 1.0 for c in range(len(completions))}
 
@@ -386,6 +395,9 @@ def gives_matrix(prompts, completions, **columns):
     (gives_inf, r"gives_inf returned -inf for completion 1 \('0'\): rewards "
      "must be finite float32 numbers; clip them"),
     (gives_huge, "gives_huge returned 1e[+]39 for completion 0"),
+    (gives_float16_inf, r"gives_float16_inf returned np.float16\(inf\) for completion 0 "
+     r"\('0'\): rewards must be finite float32 numbers"),  # N12
+    (gives_numpy_huge, r"gives_numpy_huge returned 1e\+39 for completion 0"),
     (gives_dict, "gives_dict returned a dict, not one value per completion"),
     (gives_matrix, r"gives_matrix returned an array of shape \(2, 1\)"),
 ])
@@ -427,6 +439,18 @@ def test_a_reward_missing_its_column_names_the_columns(tmp_path):
     with pytest.raises(ValueError, match=r"correctness_reward raised TypeError"
                                          r".*dataset columns \[\]"):
         make(tmp_path, data)
+
+
+def test_a_reward_missing_its_column_in_the_eval_set_names_that_set(
+        tmp_path):
+    # N24: before, "the dataset columns []", and which dataset?
+    model, tokenizer = load_policy(preset="cpu")
+    held_out = tasks.prompt_dataset("test", n=8).remove_columns("answer")
+    with pytest.raises(ValueError, match=r"correctness_reward raised TypeError"
+                                         r".*the eval_dataset columns \[\] as"):
+        GRPOTrainer(model, [tasks.correctness_reward], args=config(tmp_path),
+                    train_dataset=tasks.prompt_dataset("train", n=64),
+                    eval_dataset=held_out, processing_class=tokenizer)
 
 
 def test_bad_datasets_are_refused(tmp_path):

@@ -115,3 +115,10 @@ def test_dpo_trains_in_two_processes(runs_folder):
     batches_per_epoch = math.ceil(pairs / (2 * 64))
     assert history[-1]["epoch"] == pytest.approx(4 / batches_per_epoch)
     assert "eval_rewards/accuracies" in history[0]
+
+
+def test_a_reward_refused_on_one_process_stops_both(runs):
+    # before, the first process waited in the gather for ever
+    assert [run["refused_reward"] for run in runs] == [
+        "reward function short_on_rank_1 returned 1 values for 16 "
+        "completions: return a list with one float per completion"] * 2

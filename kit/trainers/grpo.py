@@ -11,6 +11,7 @@ group-normalised advantages. Helpers beside it: `grpo_config`, `sampler`,
 import copy
 
 import torch
+from accelerate.utils import gather_object
 from transformers import Trainer
 
 from kit.losses import GRPO_LOSSES, SCALE_REWARDS, per_token_kl
@@ -161,13 +162,30 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
             skip_special_tokens=True)
         columns = {key: [row[key] for row in rows] for key in rows[0]
                    if key != "prompt"}
-        rewards = score(self.reward_funcs, [row["prompt"] for row in rows],
-                        completions, columns)  # (B, F): F reward functions
+        try:
+            rewards = score(self.reward_funcs, [row["prompt"] for row in rows],
+                            completions, columns)  # (B, F): F functions
+            refused = None
+        except ValueError as error:
+            refused = error
+        self._refuse_together(refused)
         total = rewards.sum(1).to(self.args.device)  # (B,)
         self.record(reward=total, **{
             f"rewards/{name}": rewards[:, i]
             for i, name in enumerate(self.reward_func_names)})
         return total
+
+    def _refuse_together(self, refused):
+        """Raise a reward's refusal on every process, or on none: a process
+        that raised alone would leave the others waiting in the gather of
+        _advantages for ever."""
+        if self.accelerator.num_processes > 1:
+            said = [str(refused) if refused else None]
+            said = [text for text in gather_object(said) if text]
+            if said and refused is None:
+                raise ValueError(said[0])
+        if refused is not None:
+            raise refused
 
     def _advantages(self, total, batch):
         """Whole groups from all processes; this process's share back."""

@@ -70,7 +70,7 @@ MESSAGES = {"en": {
                     "give functions reward(prompts, completions, **columns) "
                     "-> list[float]",
     "reward_raised": "reward function {name} raised {kind}: {error} (it gets "
-                     "prompts, completions and the dataset columns "
+                     "prompts, completions and the {dataset} columns "
                      "{columns} as keyword arguments)",
     "reward_shape": "reward function {name} returned an array of shape "
                     "{shape}: return one float per completion",
@@ -162,7 +162,7 @@ MESSAGES["ja"] = {
         "を渡してください",
     "reward_raised":
         "報酬関数 {name} が {kind} を送出しました: {error} "
-        "(受け取るのはキーワード引数 prompts, completions とデータセットの列 "
+        "(受け取るのはキーワード引数 prompts, completions と {dataset} の列 "
         "{columns} です)",
     "reward_shape":
         "報酬関数 {name} が形状 {shape} の配列を返しました: 補完ごとに 1 つの "
@@ -447,8 +447,9 @@ def check_reward_funcs(reward_funcs):
     return funcs
 
 
-def score(reward_funcs, prompts, completions, columns):
-    """Call every reward function; refuse an answer we cannot train on.
+def score(reward_funcs, prompts, completions, columns, dataset="dataset"):
+    """Call every reward function; refuse an answer we cannot train on,
+    naming `dataset` (train_dataset, eval_dataset) where the rows came from.
 
     Each function gets its own copies of the lists, so one that edits them
     in place cannot change what the next one sees.
@@ -463,7 +464,7 @@ def score(reward_funcs, prompts, completions, columns):
         except Exception as error:
             raise refusal("reward_raised", name=name,
                           kind=type(error).__name__, error=error,
-                          columns=sorted(columns)) from error
+                          dataset=dataset, columns=sorted(columns)) from error
         scores.append(torch.tensor(_reward_values(name, values, completions),
                                    dtype=torch.float32))
     return torch.stack(scores, dim=1)
@@ -483,7 +484,8 @@ def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     rows = dataset.select(range(min(2, len(dataset))))
     columns = {key: list(rows[key]) for key in rows.column_names
                if key != "prompt"}
-    score(reward_funcs, list(rows["prompt"]), ["0"] * len(rows), columns)
+    score(reward_funcs, list(rows["prompt"]), ["0"] * len(rows), columns,
+          dataset=name)
     return dataset
 
 
@@ -517,11 +519,21 @@ def _reward_values(name, values, completions):
             raise refusal("reward_not_a_number", name=name,
                           shown=_shown(value), i=i,
                           completion=completions[i])
-        if not abs(value) <= FLOAT32_MAX:  # inf, or inf once in float32
+        if not _within_float32(value):  # inf, or inf once in float32
             raise refusal("reward_not_finite", name=name,
                           shown=_shown(value), i=i,
                           completion=completions[i])
     return [float(v) for v in values]
+
+
+def _within_float32(value):
+    """Finite in float32, whatever it came as: compared as a Python number
+    (np.float16(70000) is float16's inf, which numpy 2 compares with
+    FLOAT32_MAX in float16, where that is inf too)."""
+    try:
+        return abs(float(value)) <= FLOAT32_MAX
+    except OverflowError:  # an int beyond any float: 10**400
+        return False
 
 
 def _shown(value):
