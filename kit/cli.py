@@ -116,9 +116,16 @@ def _build(args):
         blocks = japanese.ja_stale()
         print("\n".join(blocks) or "every Japanese translation is current")
         return 0
-    stale = notebooks.build(check=args.check)
+    try:
+        stale, kept = notebooks.build(check=args.check, force=args.force)
+    except ValueError as error:  # a source's markers: its file and cell
+        print(error, file=sys.stderr)
+        return 2
     for path in stale:
-        verb = ("out of date (run `python -m kit build`)" if args.check
+        verb = ("holds edits build did not write (your answers?), so build "
+                "leaves it as it is: copy it elsewhere to keep them, then "
+                "`python -m kit build --force` writes it" if path in kept
+                else "out of date (run `python -m kit build`)" if args.check
                 else "written")
         print(f"{path.relative_to(paths.ROOT)}: {verb}")
     if not stale:
@@ -130,7 +137,7 @@ def _build(args):
     ja = japanese.ja_problems()
     for problem in ja:
         print(problem)
-    return 1 if (args.check and (stale or ja)) or problems else 0
+    return 1 if (args.check and (stale or ja)) or problems or kept else 0
 
 
 def _bench(args):
@@ -221,6 +228,9 @@ def parser():
         "build", help="write notebooks/ and notebooks/solutions/ from src/")
     build.add_argument("--check", action="store_true",
                        help="write nothing; fail if a notebook is stale")
+    build.add_argument("--force", action="store_true",
+                       help="overwrite notebooks that hold edits build did "
+                            "not write (a learner's answers)")
     build.add_argument("--ja-stale", action="store_true",
                        help="list the English cells whose Japanese text "
                             "is missing or stale, with their text")

@@ -65,15 +65,81 @@ def test_build_check_names_a_stale_notebook(tmp_path, monkeypatch):
     monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path)
     monkeypatch.setattr(paths, "SOURCES", tmp_path / "src")
     monkeypatch.setattr(paths, "SOLUTIONS", tmp_path / "solutions")
-    assert len(notebooks.build()) == 2  # both written
-    assert notebooks.build(check=True) == []
+    assert len(notebooks.build()[0]) == 2  # both written
+    assert notebooks.build(check=True) == ([], [])
     learner = nbformat.read(tmp_path / "07_demo.ipynb", as_version=4)
     assert "raises-exception" in learner.cells[-1].metadata["tags"]
     solved = nbformat.read(tmp_path / "solutions" / "07_demo.ipynb", 4)
     assert "tags" not in solved.cells[-1].metadata
     (tmp_path / "src" / "07_demo.py").write_text("# %%\nprint('changed')\n")
-    assert notebooks.build(check=True) == [tmp_path / "07_demo.ipynb",
-                                        tmp_path / "solutions" / "07_demo.ipynb"]
+    assert notebooks.build(check=True) == ([
+        tmp_path / "07_demo.ipynb", tmp_path / "solutions" / "07_demo.ipynb"],
+        [])
+
+
+def test_build_keeps_a_notebook_that_holds_a_learners_answers(
+        tmp_path, monkeypatch):
+    # N74: before, build --check said "out of date" and build overwrote it
+    (tmp_path / "src").mkdir()
+    source = tmp_path / "src" / "07_demo.py"
+    source.write_text("# %%\n" + SOURCE + "\n")
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(paths, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(paths, "SOLUTIONS", tmp_path / "solutions")
+    notebooks.build()
+    learner_copy = tmp_path / "07_demo.ipynb"
+    notebook = nbformat.read(learner_copy, as_version=4)
+    notebook.cells[-1].source = "y = 'my answer'"
+    notebook.cells[-1].outputs = [nbformat.v4.new_output(
+        "stream", text="ran\n")]
+    nbformat.write(notebook, learner_copy)
+    answered = learner_copy.read_text()
+    source.write_text("# %%\nprint('changed')\n")
+    assert notebooks.build(check=True) == (
+        [learner_copy, tmp_path / "solutions" / "07_demo.ipynb"],
+        [learner_copy])
+    notebooks.build()  # writes the solved copy, keeps the answers
+    assert learner_copy.read_text() == answered
+    assert "changed" in (tmp_path / "solutions" / "07_demo.ipynb").read_text()
+    notebooks.build(force=True)
+    assert "changed" in learner_copy.read_text()
+
+
+def test_running_a_notebook_is_not_an_edit(tmp_path, monkeypatch):
+    """Outputs and execution counts are what running writes: not answers."""
+    (tmp_path / "src").mkdir()
+    source = tmp_path / "src" / "07_demo.py"
+    source.write_text("# %%\n" + SOURCE + "\n")
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(paths, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(paths, "SOLUTIONS", tmp_path / "solutions")
+    notebooks.build()
+    learner_copy = tmp_path / "07_demo.ipynb"
+    notebook = nbformat.read(learner_copy, as_version=4)
+    notebook.cells[-1].execution_count = 3
+    notebook.cells[-1].outputs = [nbformat.v4.new_output(
+        "stream", text="ran\n")]
+    nbformat.write(notebook, learner_copy)
+    source.write_text("# %%\nprint('changed')\n")
+    assert notebooks.build()[1] == []
+    assert "changed" in learner_copy.read_text()
+
+
+def test_an_open_solution_marker_names_the_file_and_cell(tmp_path,
+                                                         monkeypatch, capsys):
+    # N75: before, a ValueError that named neither
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "07_demo.py").write_text(
+        "# %%\nx = 1\n# %%\n### BEGIN SOLUTION\ny = 2\n")
+    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path)
+    monkeypatch.setattr(paths, "SOURCES", tmp_path / "src")
+    monkeypatch.setattr(paths, "SOLUTIONS", tmp_path / "solutions")
+    with pytest.raises(ValueError, match=r"^notebooks/src/07_demo.py, cell 2: "):
+        notebooks.build()
+    from kit import cli
+    assert cli.main(["build"]) == 2  # one line, no traceback
+    assert capsys.readouterr().err.startswith(
+        "notebooks/src/07_demo.py, cell 2: ")
 
 
 def test_committed_notebooks_match_their_sources():

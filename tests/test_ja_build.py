@@ -52,7 +52,7 @@ def test_a_stale_japanese_notebook_fails(tree, capsys):
     nbformat.write(notebook, path)
     status, out = check(capsys)
     assert status == 1
-    assert f"ja/{NAME}.ipynb: out of date" in out
+    assert f"ja/{NAME}.ipynb: holds edits build did not write" in out
 
 
 def test_a_japanese_code_cell_unlike_the_english_one_fails(tree, capsys):

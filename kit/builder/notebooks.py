@@ -19,6 +19,8 @@ A cell tagged `train` (it trains, or reads what training made) or `plot`
 `kit grade` skips it unless `--all-cells`.
 """
 
+import hashlib
+import json
 from pathlib import Path
 
 from kit.builder import paths
@@ -131,8 +133,29 @@ def _notebook(cells, name, solutions=False, lang="en"):
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"{name[:2]}-{i:02d}"  # stable ids: stable diffs
     nb.metadata = {"kernelspec": dict(KERNELSPEC),
-                   "language_info": {"name": "python"}}
+                   "language_info": {"name": "python"},
+                   # what build wrote, so that it never overwrites more
+                   "kit": {"built": fingerprint(nb.cells)}}
     return nb
+
+
+def fingerprint(cells):
+    """The text a learner can change in a notebook's cells (not outputs,
+    which running it changes), as a short hash."""
+    text = json.dumps([[cell.get("cell_type"), "".join(cell.get("source", ""))]
+                       for cell in cells])
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def edited(text):
+    """True when a notebook's cells are no longer what build wrote: the
+    learner's answers, or a file build never wrote."""
+    try:
+        notebook = json.loads(text)
+        return notebook["metadata"]["kit"]["built"] != fingerprint(
+            notebook["cells"])
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return True
 
 
 def _cell(cell, source, tags):
@@ -152,28 +175,37 @@ def _copies(cells, name, lang="en"):
     Each copy's setup_notebook(...) says first which copy it is
     (kit.course.show hides the answers in the learner's); first, so that a
     Japanese cell is still its English one with `lang="ja"` added last."""
-    from kit.builder.japanese import with_setup_args
     learner_says = f"notebook={int(name[:2])}"
     solved_says = learner_says + ", solved=True"
     solved_cells, learner_cells = [], []
-    for cell in cells:
-        tags = set(cell.metadata.get("tags", []))
-        uses_exercise = "uses-exercise" in tags
-        tags.discard("uses-exercise")
-        if cell.cell_type != "code":
-            solved_cells.append(_cell(cell, cell.source, tags))
-            learner_cells.append(_cell(cell, cell.source, tags))
-            continue
-        solved_cells.append(_cell(
-            cell, with_setup_args(solved(cell.source), solved_says,
-                                  first=True), tags))
-        text, raises = learner(cell.source)
-        if raises or uses_exercise:
-            tags = tags | {"raises-exception"}
-        learner_cells.append(_cell(
-            cell, with_setup_args(text, learner_says, first=True), tags))
+    for number, cell in enumerate(cells, 1):
+        try:
+            solved_cell, learner_cell = _copy_cell(cell, solved_says,
+                                                   learner_says)
+        except ValueError as error:  # a marker left open: say where
+            raise ValueError(f"notebooks/src/{name}.py, cell {number}: "
+                             f"{error}") from None
+        solved_cells.append(solved_cell)
+        learner_cells.append(learner_cell)
     return (_notebook(learner_cells, name, lang=lang),
             _notebook(solved_cells, name, solutions=True, lang=lang))
+
+
+def _copy_cell(cell, solved_says, learner_says):
+    """-> (the solved copy's cell, the learner's) of one source cell."""
+    from kit.builder.japanese import with_setup_args
+    tags = set(cell.metadata.get("tags", []))
+    uses_exercise = "uses-exercise" in tags
+    tags.discard("uses-exercise")
+    if cell.cell_type != "code":
+        return _cell(cell, cell.source, tags), _cell(cell, cell.source, tags)
+    solved_cell = _cell(cell, with_setup_args(
+        solved(cell.source), solved_says, first=True), tags)
+    text, raises = learner(cell.source)
+    if raises or uses_exercise:
+        tags = tags | {"raises-exception"}
+    return solved_cell, _cell(
+        cell, with_setup_args(text, learner_says, first=True), tags)
 
 
 def build_one(path, ja_cells=None):
@@ -216,18 +248,23 @@ def text_problems():
                     if cells is not None for problem in problems(cells)]
 
 
-def build(check=False):
-    """Write both notebook sets, or with check=True list the stale ones."""
-    stale = []
+def build(check=False, force=False):
+    """Write both notebook sets (with check=True, nothing) -> (stale, kept):
+    the notebooks that differ from their sources, and of those, the ones
+    left as they are because they hold what build did not write (a
+    learner's answers), unless `force`."""
+    stale, kept = [], []
     for path, text in build_all().items():
         current = path.read_text() if path.exists() else None
         if current == text + "\n":
             continue
         stale.append(path)
-        if not check:
+        if current is not None and not force and edited(current):
+            kept.append(path)
+        elif not check:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text + "\n")
-    return stale
+    return stale, kept
 
 
 def expectations(name):
