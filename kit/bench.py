@@ -52,6 +52,18 @@ def one_run(k, steps, preset=None, seed=0):
             for key, value in logs.items()}
 
 
+def check_ks(ks):
+    """One generation at k serves k steps of one prompt's 8 completions:
+    k prompts, which the workload's train set must hold."""
+    from kit import tasks
+    have = len(tasks.prompt_dataset("train"))
+    if max(ks) > have:
+        raise ValueError(
+            f"bench: --k {max(ks)} needs {max(ks)} prompts a generation (one "
+            f"prompt a step, k steps), and the workload has {have}: give k "
+            f"at most {have}")
+
+
 def run(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, seed=0):
     """Time the workload at each k.
 
@@ -62,6 +74,7 @@ def run(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, seed=0):
                         *(("k", k) for k in ks)):
         if value < 1:
             raise ValueError(f"bench: {name} must be 1 or more, got {value}")
+    check_ks(ks)
     # Untimed warm-up: the first run pays one-off costs (imports, loading
     # the policy from disk, allocator growth) that would land on k=ks[0].
     one_run(1, 2, preset, seed)

@@ -150,7 +150,20 @@ def _bench(args):
     except outputs.Refused as error:
         print(error, file=sys.stderr)
         return 2
+    from matplotlib.backend_bases import FigureCanvasBase
+    kinds = FigureCanvasBase.get_supported_filetypes()
+    if plot.suffix[1:].lower() not in kinds:  # before, after the benchmark
+        suffix = plot.suffix or "file without a suffix"
+        others = ", ".join("." + kind for kind in sorted(kinds))
+        print(f"--plot {plot}: matplotlib writes no {suffix}: give a name "
+              f"ending in .png (or {others})", file=sys.stderr)
+        return 2
     from kit import bench
+    try:
+        bench.check_ks(args.k)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
     return bench.main(ks=args.k, repeats=args.repeats, steps=args.steps,
                       preset=args.preset, as_json=args.json, plot_path=plot)
 

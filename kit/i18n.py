@@ -11,6 +11,7 @@ English; `missing(TABLE)` lists them, so a test can insist there are none.
 """
 
 import os
+import sys
 
 LANGUAGES = ("en", "ja")
 _current = "en"
@@ -43,5 +44,18 @@ def missing(table, lang="ja"):
     return sorted(set(table["en"]) - set(table.get(lang, {})))
 
 
-if os.environ.get("KIT_LANG"):
-    set_language(os.environ["KIT_LANG"])
+def from_environment(value):
+    """KIT_LANG's language, its case ignored ("JA"). One the kit does not
+    speak ("fr") is said in one line and English spoken: an unset or odd
+    variable must not stop every command, `doctor` included, at import."""
+    lang = value.strip().lower()
+    if lang in LANGUAGES:
+        return lang
+    print(f"KIT_LANG={value!r}: the kit speaks "
+          f"{', '.join(map(repr, LANGUAGES))}; speaking 'en'",
+          file=sys.stderr)
+    return "en"
+
+
+if os.environ.get("KIT_LANG", "").strip():
+    set_language(from_environment(os.environ["KIT_LANG"]))

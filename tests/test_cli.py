@@ -174,3 +174,22 @@ def test_resuming_from_a_folder_no_kit_trainer_saved_is_one_line(tmp_path,
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith(
         f"cannot resume from {empty}: ")
+
+
+@pytest.mark.parametrize("argv, said", [
+    # N83: a traceback after the warm-up run
+    (["bench", "--k", "100000", "--repeats", "1", "--steps", "1"],
+     "bench: --k 100000 needs 100000 prompts a generation (one prompt a "
+     "step, k steps), and the workload has 9000: give k at most 9000"),
+    # N84: the whole benchmark ran, then "Format 'txt' is not supported"
+    (["bench", "--plot", "x.txt"], "--plot x.txt: matplotlib writes no .txt: "
+     "give a name ending in .png (or .avif, .eps, "),
+])
+def test_a_bench_that_cannot_run_or_plot_is_refused_before_it_runs(
+        argv, said, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    from kit import bench
+    monkeypatch.setattr(bench, "one_run", lambda *a, **k: pytest.fail(
+        "the benchmark ran"))
+    assert cli.main(argv) == 2
+    assert capsys.readouterr().err.startswith(said)

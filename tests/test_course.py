@@ -77,9 +77,9 @@ def test_build_check_names_a_stale_notebook(tmp_path, monkeypatch):
         [])
 
 
-def test_build_keeps_a_notebook_that_holds_a_learners_answers(
-        tmp_path, monkeypatch):
-    # N74: before, build --check said "out of date" and build overwrote it
+@pytest.fixture
+def built(tmp_path, monkeypatch):
+    """A course of one source, built: its source file."""
     (tmp_path / "src").mkdir()
     source = tmp_path / "src" / "07_demo.py"
     source.write_text("# %%\n" + SOURCE + "\n")
@@ -87,6 +87,13 @@ def test_build_keeps_a_notebook_that_holds_a_learners_answers(
     monkeypatch.setattr(paths, "SOURCES", tmp_path / "src")
     monkeypatch.setattr(paths, "SOLUTIONS", tmp_path / "solutions")
     notebooks.build()
+    return source
+
+
+def test_build_keeps_a_notebook_that_holds_a_learners_answers(
+        tmp_path, built):
+    # N74: before, build --check said "out of date" and build overwrote it
+    source = built
     learner_copy = tmp_path / "07_demo.ipynb"
     notebook = nbformat.read(learner_copy, as_version=4)
     notebook.cells[-1].source = "y = 'my answer'"
@@ -105,15 +112,9 @@ def test_build_keeps_a_notebook_that_holds_a_learners_answers(
     assert "changed" in learner_copy.read_text()
 
 
-def test_running_a_notebook_is_not_an_edit(tmp_path, monkeypatch):
+def test_running_a_notebook_is_not_an_edit(tmp_path, built):
     """Outputs and execution counts are what running writes: not answers."""
-    (tmp_path / "src").mkdir()
-    source = tmp_path / "src" / "07_demo.py"
-    source.write_text("# %%\n" + SOURCE + "\n")
-    monkeypatch.setattr(paths, "NOTEBOOKS", tmp_path)
-    monkeypatch.setattr(paths, "SOURCES", tmp_path / "src")
-    monkeypatch.setattr(paths, "SOLUTIONS", tmp_path / "solutions")
-    notebooks.build()
+    source = built
     learner_copy = tmp_path / "07_demo.ipynb"
     notebook = nbformat.read(learner_copy, as_version=4)
     notebook.cells[-1].execution_count = 3

@@ -1,6 +1,7 @@
 """Every table of learner-facing text has its Japanese half, with the
 English fields, and the checkers speak it when the kit speaks Japanese."""
 
+import os
 import string
 
 import pytest
@@ -113,3 +114,19 @@ def test_hint_and_solution_speak_japanese(ja, capsys):
 def test_the_kit_speaks_english_again_after_a_japanese_test(capsys):
     checks.hint("causal_lm_loss", 1)
     assert capsys.readouterr().out.startswith("hint 1/4: Position t")
+
+
+@pytest.mark.parametrize("value, spoken, said", [
+    ("JA", "ja", ""), (" ja ", "ja", ""), ("en", "en", ""),
+    ("fr", "en", "KIT_LANG='fr': the kit speaks 'en', 'ja'; speaking 'en'\n"),
+])
+def test_kit_lang_of_any_case_or_unknown_stops_no_command(value, spoken,
+                                                          said):
+    # N66: before, KIT_LANG=fr or JA failed every command at import
+    import subprocess
+    import sys
+    result = subprocess.run(
+        [sys.executable, "-c", "from kit import i18n; print(i18n.language())"],
+        capture_output=True, text=True, env={**os.environ, "KIT_LANG": value})
+    assert (result.returncode, result.stdout, result.stderr) == (
+        0, spoken + "\n", said)
