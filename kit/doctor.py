@@ -75,16 +75,16 @@ def report():
         state = "NOT AS BUILT, see below" if problem else "as built"
         print(f"policy {name:<6} {policy_path(name)} ({state})")
     print(f"hub           {'online' if is_online() else 'offline'}")
-    return problems + private_methods_report()
+    return problems + private_methods_report() + probe_report()
 
 
 def private_methods_report():
-    """One line per private Trainer method the kit overrides; return the
-    problems (kit.private_methods: the methods may change without notice).
+    """One line per private Trainer method the kit overrides or calls;
+    return the problems (kit.private_methods: the methods may change without notice).
     """
-    from kit.private_methods import RECORD, RECORDED_WITH, check
+    from kit.private_methods import CALLED, RECORD, RECORDED_WITH, check
     moved = {finding.name: finding for finding in check()}
-    for name, (recorded, _) in RECORD.items():
+    for name, (recorded, _) in {**RECORD, **CALLED}.items():
         finding = moved.get(name)
         if finding is None:
             state = f"as in {RECORDED_WITH}"
@@ -94,6 +94,16 @@ def private_methods_report():
             state = f"CHANGED to {finding.installed}, see below"
         print(f"private       Trainer.{name}{recorded} {state}")
     return [finding.message for finding in moved.values()]
+
+
+def probe_report():
+    """A run through the methods: a signature cannot say whether Trainer
+    still calls them (kit.private_methods.probe). Return the problems."""
+    from kit.private_methods import probe
+    skipped = probe()
+    print(f"probe         two GRPO steps, saved and resumed: "
+          f"{'PROBLEM, see below' if skipped else 'every override reached'}")
+    return skipped
 
 
 def main():

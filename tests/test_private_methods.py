@@ -68,8 +68,9 @@ def test_annotations_do_not_count():
 def test_doctor_prints_one_line_per_method(capsys):
     assert doctor.private_methods_report() == []
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == len(private_methods.RECORD)
-    assert all(line.startswith("private") and "as in 5.24.0" in line
+    assert len(lines) == len(private_methods.RECORD) + len(
+        private_methods.CALLED)
+    assert all(line.startswith("private") and "as in 5.25.0" in line
                for line in lines)
 
 
@@ -112,3 +113,47 @@ def test_each_override_takes_every_argument_trainer_passes():
                 if name in ("_save_checkpoint", "_load_from_checkpoint"):
                     assert any(p.kind is p.VAR_KEYWORD
                                for p in ours.values()), f"{where}: **kwargs"
+
+
+# ------------------------------------------------ drift a signature hides
+
+def test_doctor_fails_on_a_called_method_made_keyword_only(monkeypatch,
+                                                           capsys):
+    # N46: the kit calls it, does not override it; before, "ready"
+    from transformers import Trainer
+    original = Trainer._get_output_dir
+
+    def keyword_only(self, *, trial):
+        return original(self, trial)
+    monkeypatch.setattr(Trainer, "_get_output_dir", keyword_only)
+    assert doctor.main() == 1
+    captured = capsys.readouterr()
+    assert ("Trainer._get_output_dir(self, trial) CHANGED to "
+            "(self, *, trial)") in captured.out
+    assert ("a two-step GRPO run through the kit's trainers failed "
+            "(TypeError: ") in captured.err
+    assert captured.out.endswith("not ready\n")
+
+
+def test_doctor_fails_when_trainer_bypasses_an_override(monkeypatch, capsys):
+    # N47: the loop calls Trainer._get_grad_norm(self, ...), same signature;
+    # before, "ready", and DPO at beta=1e30 trained on with grad_norm inf
+    import inspect
+    import textwrap
+
+    import transformers.trainer
+    from transformers import Trainer
+    source = textwrap.dedent(inspect.getsource(Trainer._run_epoch))
+    assert "self._get_grad_norm(" in source
+    namespace = dict(vars(transformers.trainer))
+    exec(source.replace("self._get_grad_norm(",
+                        "Trainer._get_grad_norm(self, "), namespace)
+    monkeypatch.setattr(Trainer, "_run_epoch", namespace["_run_epoch"])
+    assert doctor.probe_report() == [
+        "the installed Trainer never calls self._get_grad_norm: the kit's "
+        "override in kit/trainers/nonfinite.py is skipped"]
+    assert "PROBLEM, see below" in capsys.readouterr().out
+
+
+def test_the_probe_reaches_every_override_of_this_transformers():
+    assert private_methods.probe() == []
