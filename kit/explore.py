@@ -174,7 +174,7 @@ def dpo_weights(beta=0.1, loss_type="sigmoid", margins=None):
         return (per_pair.detach().tolist(), (-chosen.grad).tolist(),
                 rejected.grad.tolist())
 
-    loss_fn = losses.PREFERENCE_LOSSES[loss_type]
+    loss_fn = losses.PREFERENCE_LOSSES[loss_type].fn
     out = {"margins": margins.tolist()}
     out["loss"], out["chosen"], out["rejected"] = weights(
         lambda c, r: loss_fn(c, r, zeros, zeros, beta=beta)[0])
@@ -417,7 +417,7 @@ def normaliser_weights(lengths=NORM_LENGTHS, gradient_accumulation_steps=2,
             extra = {"dr_grpo": {"max_completion_length":
                                  max_completion_length},
                      "dapo": {"num_items_in_batch": tokens}}.get(name, {})
-            loss = losses.GRPO_LOSSES[name](
+            loss = losses.GRPO_LOSSES[name].fn(
                 logps, logps.detach(), torch.ones(len(chunk)), mask,
                 **extra)
             (loss if name == "dapo" else loss / GA).backward()

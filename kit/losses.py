@@ -3,6 +3,8 @@
 Shapes: B batch, G generations per prompt, T tokens, V vocabulary.
 """
 
+from typing import Callable, NamedTuple
+
 import torch
 import torch.nn.functional as F
 
@@ -53,6 +55,16 @@ def sequence_logps(logits, input_ids, completion_mask):
     """
     token_logps = per_token_logps(logits, input_ids)  # (B, T-1)
     return (token_logps * completion_mask[:, 1:]).sum(-1)  # (B,)
+
+
+def sequence_mean_logps(logits, input_ids, completion_mask):
+    """Per-token mean log-prob of each completion: `sequence_logps` ÷ its
+    length. TRL 1.16 divides by the same count for "ipo" and "sigmoid_norm".
+
+    Shape: (B,), from logits (B, T, V), input_ids and completion_mask (B, T).
+    """
+    counted = completion_mask[:, 1:].float().sum(-1).clamp(min=1)  # (B,)
+    return sequence_logps(logits, input_ids, completion_mask) / counted
 
 
 def per_token_logps(logits, input_ids):
@@ -118,7 +130,7 @@ def ipo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
 
     A squared loss pulls the margin to a target instead of pushing it to
     infinity, so IPO does not overfit deterministic preferences. Give it
-    per-token mean log-probs (`ipo_loss.logps_fn`, set below), as TRL 1.16
+    per-token mean log-probs (its `logps_fn`, PREFERENCE_LOSSES), as TRL 1.16
     and the IPO authors do: with sums the target 1/(2β) would depend on
     completion length. Same arguments and returns as `dpo_loss`.
     """
@@ -142,7 +154,61 @@ def hinge_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
                               ref_chosen_logps, ref_rejected_logps))
 
 
-PREFERENCE_LOSSES = {"sigmoid": dpo_loss, "ipo": ipo_loss, "hinge": hinge_loss}
+def sigmoid_norm_loss(policy_chosen_logps, policy_rejected_logps,
+                      ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """Length-normalised DPO, TRL 1.16's "sigmoid_norm".
+
+    loss = −log σ(β·((π̄_c − ref̄_c) − (π̄_r − ref̄_r))), eq. 7 of Rafailov et
+    al. (2023) on per-token mean log-probs (the bar): SimPO's
+    length normalisation (Meng et al., 2024, eq. 4) with the reference kept.
+    A long chosen answer no longer wins by its length alone.
+    Same arguments and returns as `dpo_loss`, on per-token means.
+    """
+    logits = _logratios(policy_chosen_logps, policy_rejected_logps,
+                        ref_chosen_logps, ref_rejected_logps)  # (B,)
+    losses = -F.logsigmoid(beta * logits)
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+def robust_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
+                ref_rejected_logps, beta=0.1, label_smoothing=0.0):
+    """Robust DPO (Chowdhury et al., 2024, arXiv 2403.00409, eq. 8).
+
+    With h = β·logratios and ε = label_smoothing, the chance that a pair's
+    labels were flipped: loss = (−(1 − ε)·log σ(h) + ε·log σ(−h)) / (1 − 2ε),
+    an unbiased estimate of the DPO loss on the true labels. ε = 0 is DPO.
+    Same arguments and returns as `dpo_loss`; label_smoothing in [0, 0.5).
+    """
+    logits = _logratios(policy_chosen_logps, policy_rejected_logps,
+                        ref_chosen_logps, ref_rejected_logps)  # (B,)
+    eps = label_smoothing
+    losses = ((-(1 - eps) * F.logsigmoid(beta * logits)
+               + eps * F.logsigmoid(-beta * logits)) / (1 - 2 * eps))
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+# ---------------------------------------- DPOConfig.loss_type, one record each
+# A loss type is declared once, here: the function, the log-probs it
+# compares and the DPOConfig fields it reads besides beta. The trainer reads
+# these fields and never branches on a name. (Not a decorator on each def:
+# notebooks print these functions' source as solutions.)
+
+
+class PreferenceLoss(NamedTuple):
+    fn: Callable  # (policy_chosen, policy_rejected, ref_chosen, ref_rejected)
+    logps_fn: Callable = sequence_logps  # or per-token means
+    config_fields: tuple = ()  # DPOConfig fields passed by name
+
+
+PREFERENCE_LOSSES = {
+    "sigmoid": PreferenceLoss(dpo_loss),
+    "ipo": PreferenceLoss(ipo_loss, logps_fn=sequence_mean_logps),
+    "hinge": PreferenceLoss(hinge_loss),
+    "sigmoid_norm": PreferenceLoss(sigmoid_norm_loss,
+                                   logps_fn=sequence_mean_logps),
+    "robust": PreferenceLoss(robust_loss, config_fields=("label_smoothing",)),
+}
 
 
 # --------------------------------------------------------------------- GRPO
@@ -301,14 +367,25 @@ def dapo_loss(per_token_logps, old_per_token_logps, advantages,
                                      ref_per_token_logps)  # (N, T)
     return _masked_sum(per_token, completion_mask) / num_items_in_batch
 
+# --------------------------------------- GRPOConfig.loss_type, one record each
+# The function, the GRPOConfig fields it reads beyond the tensors, and
+# whether it divides by the whole optimizer step's count (num_items_in_batch,
+# which the trainer then passes) rather than leaving GA to the trainer.
 
-# What a loss reads beyond the tensors, so the trainer need not branch on a
-# name: config fields, and whether it divides by the whole step's count.
-dr_grpo_loss.config_fields = ("max_completion_length",)
-dapo_loss.step_normalised = True
 
-GRPO_LOSSES = {"grpo": grpo_loss, "bnpo": bnpo_loss,
-               "dr_grpo": dr_grpo_loss, "dapo": dapo_loss}
+class GRPOLoss(NamedTuple):
+    fn: Callable  # (per_token_logps, old_per_token_logps, advantages, ...)
+    config_fields: tuple = ()  # GRPOConfig fields passed by name
+    step_normalised: bool = False
+
+
+GRPO_LOSSES = {
+    "grpo": GRPOLoss(grpo_loss),
+    "bnpo": GRPOLoss(bnpo_loss),
+    "dr_grpo": GRPOLoss(dr_grpo_loss,
+                        config_fields=("max_completion_length",)),
+    "dapo": GRPOLoss(dapo_loss, step_normalised=True),
+}
 
 
 def batch_scaled_advantages(rewards, num_generations):
@@ -341,64 +418,3 @@ SCALE_REWARDS = {"group": group_advantages, "batch": batch_scaled_advantages,
                  "none": unscaled_advantages}
 # TRL 1.16 also takes booleans, from before the names existed.
 SCALE_REWARDS_ALIASES = {True: "group", False: "none"}
-
-
-# ----------------------------------------------------- DPO's length variants
-# A preference loss may say which log-probs it wants (`logps_fn`, summed by
-# default) and which config fields it reads (`config_fields`): the trainer
-# gives it those, and no loss function branches on a name.
-
-
-def sequence_mean_logps(logits, input_ids, completion_mask):
-    """Per-token mean log-prob of each completion: `sequence_logps` ÷ its
-    length. TRL 1.16 divides by the same count for "ipo" and "sigmoid_norm".
-
-    Shape: (B,), from logits (B, T, V), input_ids and completion_mask (B, T).
-    """
-    counted = completion_mask[:, 1:].float().sum(-1).clamp(min=1)  # (B,)
-    return sequence_logps(logits, input_ids, completion_mask) / counted
-
-
-ipo_loss.logps_fn = sequence_mean_logps
-
-
-def sigmoid_norm_loss(policy_chosen_logps, policy_rejected_logps,
-                      ref_chosen_logps, ref_rejected_logps, beta=0.1):
-    """Length-normalised DPO, TRL 1.16's "sigmoid_norm".
-
-    loss = −log σ(β·((π̄_c − ref̄_c) − (π̄_r − ref̄_r))), eq. 7 of Rafailov et
-    al. (2023) on per-token mean log-probs (the bar; `logps_fn`): SimPO's
-    length normalisation (Meng et al., 2024, eq. 4) with the reference kept.
-    A long chosen answer no longer wins by its length alone.
-    Same arguments and returns as `dpo_loss`, on per-token means.
-    """
-    logits = _logratios(policy_chosen_logps, policy_rejected_logps,
-                        ref_chosen_logps, ref_rejected_logps)  # (B,)
-    losses = -F.logsigmoid(beta * logits)
-    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
-                              ref_chosen_logps, ref_rejected_logps))
-
-
-sigmoid_norm_loss.logps_fn = sequence_mean_logps
-
-
-def robust_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
-                ref_rejected_logps, beta=0.1, label_smoothing=0.0):
-    """Robust DPO (Chowdhury et al., 2024, arXiv 2403.00409, eq. 8).
-
-    With h = β·logratios and ε = label_smoothing, the chance that a pair's
-    labels were flipped: loss = (−(1 − ε)·log σ(h) + ε·log σ(−h)) / (1 − 2ε),
-    an unbiased estimate of the DPO loss on the true labels. ε = 0 is DPO.
-    Same arguments and returns as `dpo_loss`; label_smoothing in [0, 0.5).
-    """
-    logits = _logratios(policy_chosen_logps, policy_rejected_logps,
-                        ref_chosen_logps, ref_rejected_logps)  # (B,)
-    eps = label_smoothing
-    losses = ((-(1 - eps) * F.logsigmoid(beta * logits)
-               + eps * F.logsigmoid(-beta * logits)) / (1 - 2 * eps))
-    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
-                              ref_chosen_logps, ref_rejected_logps))
-
-
-robust_loss.config_fields = ("label_smoothing",)
-PREFERENCE_LOSSES.update(sigmoid_norm=sigmoid_norm_loss, robust=robust_loss)

@@ -89,7 +89,8 @@ def test_ipo_and_hinge_by_hand():
     assert hinge.tolist() == pytest.approx([0.0, 1 + 0.75])
 
 
-@pytest.mark.parametrize("loss", losses.PREFERENCE_LOSSES.values())
+@pytest.mark.parametrize("loss", [record.fn for record in
+                                  losses.PREFERENCE_LOSSES.values()])
 def test_rewards_are_detached_and_everything_is_per_pair(loss):
     logps = [t.clone().requires_grad_() for t in LOGPS]
     out = loss(*logps, beta=0.1)

@@ -140,7 +140,7 @@ def test_each_loss_type_is_its_pure_function(tmp_path, loss_type):
     logps = trainer._completion_logps(trainer.model, batch)
     extra = {"dr_grpo": {"max_completion_length": 6},
              "dapo": {"num_items_in_batch": count}}.get(loss_type, {})
-    expected = GRPO_LOSSES[loss_type](
+    expected = GRPO_LOSSES[loss_type].fn(
         logps, logps.detach(), batch["advantages"], batch["completion_mask"],
         **extra)
     assert torch.allclose(loss, expected, rtol=1e-6, atol=1e-7)

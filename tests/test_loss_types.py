@@ -89,7 +89,7 @@ def kit_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch):
     policy = batch["logps"].clone().requires_grad_()
     extra = {"dr_grpo": {"max_completion_length": L_MAX},
              "dapo": {"num_items_in_batch": num_items_in_batch}}
-    loss = losses.GRPO_LOSSES[loss_type](
+    loss = losses.GRPO_LOSSES[loss_type].fn(
         policy, batch["old"], batch["advantages"], batch["mask"],
         epsilon=epsilon, beta=beta,
         ref_per_token_logps=batch["ref"] if beta > 0 else None,
@@ -118,7 +118,7 @@ def test_the_course_loss_is_the_grpo_type_and_the_clip_is_exercised():
     batch = grpo_batch(16, seed=0)
     ratio = torch.exp(batch["logps"] - batch["old"])[batch["mask"].bool()]
     assert ((ratio < 0.8) | (ratio > 1.2)).any()  # the clip is exercised
-    assert losses.GRPO_LOSSES["grpo"] is losses.grpo_loss
+    assert losses.GRPO_LOSSES["grpo"].fn is losses.grpo_loss
 
 
 def trl_advantages(scale_rewards, rewards, num_generations):
@@ -240,11 +240,35 @@ def test_robust_by_hand():
 
 
 def test_the_length_normalised_losses_ask_for_per_token_means():
-    assert losses.ipo_loss.logps_fn is losses.sequence_mean_logps
-    assert losses.sigmoid_norm_loss.logps_fn is losses.sequence_mean_logps
-    assert not hasattr(losses.dpo_loss, "logps_fn")  # sums, the default
+    records = losses.PREFERENCE_LOSSES
+    assert records["ipo"].logps_fn is losses.sequence_mean_logps
+    assert records["sigmoid_norm"].logps_fn is losses.sequence_mean_logps
+    for name in ("sigmoid", "hinge", "robust"):  # sums, the default
+        assert records[name].logps_fn is losses.sequence_logps
     dpo, _, _ = losses.dpo_loss(*LOGPS, beta=0.5)  # same formula as DPO
     assert torch.allclose(losses.sigmoid_norm_loss(*LOGPS, beta=0.5)[0], dpo)
+
+
+def test_a_loss_type_is_one_declared_record_of_fields_its_config_has():
+    from kit.trainers import DPOConfig, GRPOConfig
+    # a misspelt field is an error where it is declared, not a default
+    with pytest.raises(TypeError, match="step_normalized"):
+        losses.GRPOLoss(losses.dapo_loss, step_normalized=True)
+    with pytest.raises(TypeError, match="config_field"):
+        losses.PreferenceLoss(losses.robust_loss,
+                              config_field=("label_smoothing",))
+    assert [name for name, record in losses.GRPO_LOSSES.items()
+            if record.step_normalised] == ["dapo"]
+    for records, config in ((losses.GRPO_LOSSES, GRPOConfig),
+                            (losses.PREFERENCE_LOSSES, DPOConfig)):
+        fields = set(config.__dataclass_fields__)
+        for name, record in records.items():
+            assert callable(record.fn), name
+            assert set(record.config_fields) <= fields, name
+    assert losses.GRPO_LOSSES["dr_grpo"].config_fields == (
+        "max_completion_length",)
+    assert losses.PREFERENCE_LOSSES["robust"].config_fields == (
+        "label_smoothing",)
 
 
 # --------------------------------------------------------- DPO against TRL

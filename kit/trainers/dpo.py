@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers import Trainer, TrainingArguments
 
-from kit.losses import PREFERENCE_LOSSES, sequence_logps
+from kit.losses import PREFERENCE_LOSSES
 from kit.trainers.checkpoint import CheckpointMixin
 from kit.trainers.guards import (BATCH_RULES, check_choice, check_dataset,
                                  check_fields, check_prompt_length,
@@ -22,11 +22,6 @@ from kit.trainers.metrics import MetricsMixin
 from kit.trainers.nonfinite import NonFiniteMixin
 
 COLUMNS = ("prompt", "chosen", "rejected")
-
-
-def loss_fields(loss_fn):
-    """The DPOConfig fields a preference loss reads besides beta."""
-    return getattr(loss_fn, "config_fields", ())
 
 
 @dataclass
@@ -67,7 +62,7 @@ class DPOConfig(TrainingArguments):
                 "flipped as not and robust DPO divides by 1 − 2·0.5 = 0; "
                 "try 0.1")
         readers = sorted(name for name, loss in PREFERENCE_LOSSES.items()
-                         if "label_smoothing" in loss_fields(loss))
+                         if "label_smoothing" in loss.config_fields)
         if self.label_smoothing and self.loss_type not in readers:
             raise ValueError(
                 f"DPOConfig.label_smoothing={self.label_smoothing} does "
@@ -89,16 +84,15 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         completion_mask = inputs["completion_mask"]
         logits = model(input_ids=ids, attention_mask=mask).logits
         # Summed log-probs, or per-token means where the loss asks for them
-        logps_fn = getattr(self.loss_fn, "logps_fn", sequence_logps)
-        logps = logps_fn(logits, ids, completion_mask)  # (2B,)
+        logps = self.logps_fn(logits, ids, completion_mask)  # (2B,)
         with torch.no_grad():
             ref_logits = self.ref_model(input_ids=ids,
                                         attention_mask=mask).logits
-            ref_logps = logps_fn(ref_logits, ids, completion_mask)
+            ref_logps = self.logps_fn(ref_logits, ids, completion_mask)
         chosen, rejected = logps.chunk(2)  # (B,) each
         ref_chosen, ref_rejected = ref_logps.chunk(2)
         extra = {name: getattr(self.args, name)  # e.g. label_smoothing
-                 for name in loss_fields(self.loss_fn)}
+                 for name in self.loss_fields}
         losses, chosen_rewards, rejected_rewards = self.loss_fn(
             chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta,
             **extra)
@@ -128,7 +122,11 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
                  eval_dataset=None, processing_class=None, callbacks=None):
         args = args or DPOConfig("tmp_trainer")  # as Trainer does
         check_tokenizer("DPOTrainer", processing_class)
-        self.loss_fn = PREFERENCE_LOSSES[args.loss_type]
+        # the loss type's declared record (kit.losses): its function, the
+        # log-probs it compares, the config fields it reads
+        loss = PREFERENCE_LOSSES[args.loss_type]
+        self.loss_fn = loss.fn  # notebook 03 swaps in the snippet's
+        self.logps_fn, self.loss_fields = loss.logps_fn, loss.config_fields
         tokenize = PreferenceTokenizer(processing_class, args.max_length)
         train_dataset = tokenize.dataset(train_dataset, "train_dataset")
         if eval_dataset is not None:

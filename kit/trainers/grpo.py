@@ -107,7 +107,7 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
     def _loss_kwargs(self, num_items_in_batch):
         """What the loss type reads beyond the tensors (kit.losses)."""
         kwargs = {name: getattr(self.args, name) for name in
-                  getattr(self.loss_fn, "config_fields", ())}
+                  self.loss_fields}
         if self.loss_is_scaled_for_ga:
             # DDP averages gradients over processes: divide by the global
             # count / processes, so the average is the step's token mean
@@ -247,10 +247,12 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
                          processing_class=processing_class,
                          data_collator=keep_rows, **datasets)
         check_enough_prompts(train_dataset, self._prompts_per_generation())
-        self.loss_fn = GRPO_LOSSES[args.loss_type]
-        # "dapo" divides by the step's count, the others by GA (equal slices)
-        self.loss_is_scaled_for_ga = getattr(self.loss_fn, "step_normalised",
-                                             False)
+        # the loss type's declared record (kit.losses): its function, the
+        # config fields it reads, and whether it divides by the step's count
+        # ("dapo") or leaves GA to the trainer (the others: equal slices)
+        loss = GRPO_LOSSES[args.loss_type]
+        self.loss_fn, self.loss_fields = loss.fn, loss.config_fields
+        self.loss_is_scaled_for_ga = loss.step_normalised
         self.ref_model = None  # or a frozen copy of the starting policy:
         if args.beta > 0:
             self.ref_model = copy.deepcopy(self.model).requires_grad_(False)

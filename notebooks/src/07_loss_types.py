@@ -48,8 +48,8 @@ lengths = torch.tensor([2, 8])
 mask = (torch.arange(8) < lengths.unsqueeze(1)).float()  # (2, 8)
 for name in ("grpo", "bnpo"):
     logps = torch.zeros(2, 8, requires_grad=True)
-    loss = losses.GRPO_LOSSES[name](logps, logps.detach(),
-                                    torch.ones(2), mask)
+    loss = losses.GRPO_LOSSES[name].fn(logps, logps.detach(),
+                                       torch.ones(2), mask)
     loss.backward()
     weights = ", ".join(f"{w:.3f}" for w in (-logps.grad[:, 0]).tolist())
     print(f"{name:5s} weight of a token, lengths 2 and 8: {weights}")
