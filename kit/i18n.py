@@ -39,6 +39,15 @@ def text(table, key, **fields):
     return entry.format(**fields) if fields else entry
 
 
+def said(entry, **fields):
+    """One entry of a checker's words, `{"en": ..., "ja": ...}`, in the
+    current language (English where the Japanese is missing); a line is
+    formatted with `fields`, a hint ladder or a mistake's words returned
+    as they are."""
+    words = entry.get(_current, entry["en"])
+    return words.format(**fields) if fields else words
+
+
 def missing(table, lang="ja"):
     """Keys `table` has in English but not in `lang`."""
     return sorted(set(table["en"]) - set(table.get(lang, {})))

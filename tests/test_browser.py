@@ -430,7 +430,7 @@ def test_a_japanese_notebook_shows_japanese_labels_and_no_boxes(lab):
     docs/screenshots/ja_*.png with KIT_UPDATE_DOCS=1, with the Japanese
     class report."""
     from kit import i18n, labels
-    from kit.checks.messages import MESSAGES
+    from kit.checks import EXERCISES
     name = f"ja_{JAPANESE}"
     page = open_notebook(lab, name)
     page.evaluate(WATCH)
@@ -453,7 +453,7 @@ def test_a_japanese_notebook_shows_japanese_labels_and_no_boxes(lab):
     previous = i18n.language()
     i18n.set_language("ja")  # what the kit says there, as this process does
     try:
-        title = i18n.text(MESSAGES, "causal_lm_loss.not_shifted.title")
+        title = EXERCISES["causal_lm_loss"].mistakes[0].title
     finally:
         i18n.set_language(previous)
     assert "❌" in verdict and title in verdict, verdict

@@ -1,5 +1,7 @@
-"""The checkers' words come from one table; the report step's order."""
+"""Each checker's words sit beside it (the exercise's `words`), the
+machinery's in kit.checks.messages; the report step's order."""
 
+import inspect
 import json
 from pathlib import Path
 
@@ -13,14 +15,26 @@ from kit.checks.messages import MESSAGES
 pytestmark = pytest.mark.usefixtures("lenient")
 
 
-def test_every_exercise_and_mistake_has_its_words_in_the_table():
+def test_every_exercise_and_mistake_has_its_words():
     for exercise in EXERCISES.values():
         assert exercise.hints, exercise.id
+        assert all(isinstance(hint, str) and hint for hint in exercise.hints)
         for mistake in exercise.mistakes:
-            for part in ("title", "why", "hint"):
-                assert f"{exercise.id}.{mistake.id}.{part}" in MESSAGES["en"]
+            assert mistake.words is exercise.words[mistake.id]
+            title, why, hint = mistake.words["en"]
+            assert title and why and hint, (exercise.id, mistake.id)
     for symptom in advice.SYMPTOMS:
         assert f"symptom.{symptom}" in MESSAGES["en"]
+
+
+def test_every_entry_of_an_exercises_words_is_one_its_checker_asks_for():
+    for exercise in EXERCISES.values():
+        source = Path(inspect.getsourcefile(exercise.observe)).read_text()
+        mistakes = {mistake.id for mistake in exercise.mistakes}
+        stray = [key for key in exercise.words
+                 if key not in {"hints", "stub"} | mistakes
+                 and f'["{key}"]' not in source]
+        assert stray == [], exercise.id
 
 
 def test_every_key_of_the_table_is_one_the_checkers_ask_for():
@@ -49,7 +63,8 @@ def test_missing_japanese_lists_every_key_with_no_japanese_text(
 
 def test_a_verdict_speaks_the_language_of_the_table(monkeypatch, capsys):
     monkeypatch.setitem(MESSAGES["ja"], "verdict.passed", "✅ 合格")
-    monkeypatch.setitem(MESSAGES["ja"], "causal_lm_loss.hint.1", "ずらす")
+    hints = EXERCISES["causal_lm_loss"].words["hints"]
+    monkeypatch.setitem(hints, "ja", ["ずらす"] + hints["ja"][1:])
     monkeypatch.setattr(i18n, "_current", "ja")
     assert status("causal_lm_loss", losses.causal_lm_loss) == "passed"
     checks.hint("causal_lm_loss", 1)
@@ -59,9 +74,10 @@ def test_a_verdict_speaks_the_language_of_the_table(monkeypatch, capsys):
 
 
 def test_a_mistake_is_named_in_the_words_of_the_table(monkeypatch):
-    key = "causal_lm_loss.not_shifted.title"
-    monkeypatch.setitem(MESSAGES["en"], key, "no shift at all")
-    unshifted = EXERCISES["causal_lm_loss"].mistakes[0].code
+    mistake = EXERCISES["causal_lm_loss"].mistakes[0]
+    monkeypatch.setitem(mistake.words, "en",
+                        ("no shift at all",) + mistake.words["en"][1:])
+    unshifted = mistake.code
     result = checks.check("causal_lm_loss", unshifted)
     assert result.mistake == "not_shifted"
     assert result.message.startswith("no shift at all — ")

@@ -26,7 +26,7 @@ from kit.checks.compare import (Mismatch, TimeLimit, default_judge,
                                 describe_error, is_the_learners, same,
                                 scale_factor)
 from kit.checks.messages import MESSAGES
-from kit.i18n import text
+from kit.i18n import said, text
 
 # the verdict lines by status, in the current language
 VERDICTS = {status: text(MESSAGES, f"verdict.{status}")
@@ -37,8 +37,8 @@ VERDICTS = {status: text(MESSAGES, f"verdict.{status}")
 class Mistake:
     """A known wrong answer: `code` is written as a learner would write it.
 
-    Its words (`title`, `why`, `hint`) are in messages.MESSAGES under
-    "<exercise id>.<mistake id>.*"; exercise() tells it its exercise.
+    Its words, `{"en": (title, why, hint), "ja": (...)}`, sit in its
+    exercise's words under its id; exercise() hands them over.
     """
     id: str
     code: object
@@ -46,22 +46,19 @@ class Mistake:
     # mistake's symptom: reading the ladder in order reaches it, and
     # hint(id, 1) right after this mistake starts there
     rung: int = None
-    exercise_id: str = None
-
-    def _text(self, part):
-        return text(MESSAGES, f"{self.exercise_id}.{self.id}.{part}")
+    words: dict = None
 
     @property
     def title(self):  # a few words: "not shifted"
-        return self._text("title")
+        return said(self.words)[0]
 
     @property
     def why(self):  # one line: what is wrong
-        return self._text("why")
+        return said(self.words)[1]
 
     @property
     def hint(self):  # how to fix it
-        return self._text("hint")
+        return said(self.words)[2]
 
 
 @dataclass
@@ -84,6 +81,7 @@ class Exercise:
     # the kit's code that answers it, "module:Qualified.name" each: what
     # show() hides in a learner's copy until the learner's answer passes
     kit_code: tuple = ()
+    words: dict = None  # see exercise()
     passed: bool = False  # in this kernel, at least once
     # where the hint ladder stands (advice.py): unnamed failures with no
     # symptom so far, and (rung or None, text) of the last failure's help
@@ -93,18 +91,15 @@ class Exercise:
 
     @property
     def hints(self):
-        """The hint ladder, gentlest first: "<id>.hint.1", ".2", ..."""
-        ladder, level = [], 1
-        while f"{self.id}.hint.{level}" in MESSAGES["en"]:
-            ladder.append(text(MESSAGES, f"{self.id}.hint.{level}"))
-            level += 1
-        return ladder
+        """The hint ladder, gentlest first."""
+        return list(said(self.words["hints"]))
 
     @property
     def stub(self):
         """What "not attempted" asks the learner to do."""
-        key = f"{self.id}.stub"
-        return text(MESSAGES, key if key in MESSAGES["en"] else "stub")
+        if "stub" in self.words:
+            return said(self.words["stub"])
+        return text(MESSAGES, "stub")
 
     def seen(self, answer):
         """Observations of a kit answer (the reference or a mistake)."""
@@ -119,19 +114,47 @@ EXERCISES = {}
 
 
 def exercise(id, stars, notebook, answer, mistakes=(), solution=None,
-             uses=(), method=None, judge=None, symptoms=None, kit_code=()):
-    """Register the decorated `observe` function of exercise `id`."""
+             uses=(), method=None, judge=None, symptoms=None, kit_code=(),
+             words=None):
+    """Register the decorated `observe` function of exercise `id`.
+
+    `words`: what its checker says, each entry `{"en": ..., "ja": ...}`:
+    "hints" (the ladder, gentlest first), "stub" (optional), one
+    (title, why, hint) per mistake id, and the lines its judge prints.
+    """
+    words = words or _words_in_messages(id, mistakes)
     def register(observe):
         number = 1 + sum(e.notebook == notebook for e in EXERCISES.values())
         for mistake in mistakes:
-            mistake.exercise_id = id
+            mistake.words = words[mistake.id]
         EXERCISES[id] = Exercise(
             id, stars, notebook, number, observe, judge or default_judge,
             answer, answer if solution is None else solution,
             list(mistakes), list(uses), method, dict(symptoms or {}),
-            tuple(kit_code))
+            tuple(kit_code), words)
         return observe
     return register
+
+
+def _words_in_messages(id, mistakes):
+    """Until every checker holds its words: its entries in MESSAGES."""
+    def entry(key):
+        return {lang: MESSAGES[lang][key] for lang in MESSAGES
+                if key in MESSAGES[lang]}
+    levels = range(1, 1 + sum(key.startswith(f"{id}.hint.")
+                              for key in MESSAGES["en"]))
+    words = {"hints": {lang: [MESSAGES[lang][f"{id}.hint.{n}"]
+                              for n in levels] for lang in MESSAGES
+                       if all(f"{id}.hint.{n}" in MESSAGES[lang]
+                              for n in levels)}}
+    if f"{id}.stub" in MESSAGES["en"]:
+        words["stub"] = entry(f"{id}.stub")
+    for mistake in mistakes:
+        parts = [entry(f"{id}.{mistake.id}.{part}")
+                 for part in ("title", "why", "hint")]
+        words[mistake.id] = {lang: tuple(part[lang] for part in parts)
+                             for lang in parts[0]}
+    return words
 
 
 class Result:
