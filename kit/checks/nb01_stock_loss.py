@@ -11,9 +11,8 @@ from kit import losses, recipes, tasks
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, gradient, graph_leaves)
 from kit.checks.core import EXERCISES, Mistake, exercise, paused
-from kit.checks.messages import MESSAGES
 from kit.gradients import split
-from kit.i18n import text
+from kit.i18n import said
 from kit.models import tiny_model
 from kit.trainers import CausalLMTrainer
 
@@ -92,7 +91,112 @@ def _lm_case(seed, batch, length, vocab, prompts, padding):
     return logits.requires_grad_(), labels
 
 
-@exercise("causal_lm_loss", stars=1, notebook=NOTEBOOK,
+# What causal_lm_loss's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint).
+CAUSAL_LM_LOSS_WORDS = {
+    "hints": {
+        "en": ["Position t predicts token t+1: drop the last position of the "
+               "logits and the first of the labels.",
+               "F.cross_entropy wants (N, V) scores and (N,) targets: "
+               "flatten both with .reshape(-1, V) and .reshape(-1).",
+               "Leave -100 in the labels: ignore_index=-100 skips prompt and "
+               "padding, and the default reduction='mean' takes one mean "
+               "over the labelled tokens of the whole batch (not per row, "
+               "not a sum).",
+               "The Trainer calls .backward() on your loss: keep it "
+               "attached to the logits, with no .detach(), .item() or "
+               "torch.no_grad()."],
+        "ja": ["位置 t はトークン t+1 を予測します: "
+               "ロジットの最後の位置とラベルの最初の位置を落としてください。",
+               "F.cross_entropy は (N, V) のスコアと (N,) "
+               "のターゲットを受け取ります: 両方を .reshape(-1, V) と "
+               ".reshape(-1) で平らにしてください。",
+               "ラベルの -100 はそのままにします: ignore_index=-100 "
+               "がプロンプトとパディングを飛ばし、既定の reduction='mean' "
+               "がバッチ全体のラベル付きトークンで 1 つの平均を取ります "
+               "(行ごとでも合計でもありません)。",
+               "Trainer はあなたの損失に .backward() を呼びます: .detach(),"
+               " .item() や torch.no_grad() を使わず、"
+               "ロジットにつながったままにしてください。"]},
+    "not_shifted": {
+        "en": ("not shifted",
+               "position t must predict token t+1, so drop the last logit "
+               "and the first label",
+               "compare logits[:, :-1] with labels[:, 1:]"),
+        "ja": ("ずらしていない",
+               "位置 t はトークン t+1 を予測するので、"
+               "最後のロジットと最初のラベルを落とします",
+               "logits[:, :-1] と labels[:, 1:] を比べてください")},
+    "shifted_wrong_way": {
+        "en": ("shifted the wrong way",
+               "logits[:, 1:] against labels[:, :-1] asks each position for "
+               "the token *before* it",
+               "drop the *last* logit and the *first* label: logits[:, :-1],"
+               " labels[:, 1:]"),
+        "ja": ("逆向きにずらした",
+               "logits[:, 1:] と labels[:, :-1] では、各位置に *前の* "
+               "トークンを予測させることになります",
+               "*最後の* ロジットと *最初の* ラベルを落とします: logits[:, "
+               ":-1], labels[:, 1:]")},
+    "minus_100_counted": {
+        "en": ("-100 counted",
+               "prompt and padding positions count in the mean, so the loss "
+               "is too small",
+               "average over labelled tokens only: ignore_index=-100 does it"),
+        "ja": ("-100 を数えた",
+               "プロンプトとパディングの位置が平均に入り、"
+               "損失が小さくなりすぎます",
+               "ラベル付きトークンだけで平均します: ignore_index=-100 "
+               "がそうします")},
+    "minus_100_as_token_0": {
+        "en": ("-100 read as token 0",
+               "replacing -100 by 0 makes every prompt and padding position "
+               "a target (token 0), and they count in the mean",
+               "leave -100 in the labels: F.cross_entropy skips it "
+               "(ignore_index=-100)"),
+        "ja": ("-100 をトークン 0 として読んだ",
+               "-100 を 0 に置き換えると、プロンプトとパディングのすべての位"
+               "置がターゲット (トークン 0) になり、平均に入ります",
+               "ラベルの -100 はそのままにします: F.cross_entropy "
+               "が飛ばします (ignore_index=-100)")},
+    "per_sequence_mean": {
+        "en": ("per-sequence mean",
+               "a mean per row, then over rows, gives a short answer's "
+               "tokens more weight than a long one's",
+               "one mean over all labelled tokens of the batch: flatten "
+               "first, then F.cross_entropy"),
+        "ja": ("系列ごとの平均",
+               "行ごとに平均してから行で平均すると、短い回答のトークンが長い"
+               "回答のトークンより重くなります",
+               "バッチのラベル付きトークン全体で 1 つの平均を取ります: "
+               "先に平らにしてから F.cross_entropy")},
+    "sum_not_divided": {
+        "en": ("sum without dividing",
+               "a sum grows with the number of tokens: the loss should be a "
+               "mean",
+               "keep F.cross_entropy's default reduction='mean'"),
+        "ja": ("割らずに合計",
+               "合計はトークン数とともに大きくなります: "
+               "損失は平均であるべきです",
+               "F.cross_entropy の既定の reduction='mean' "
+               "のままにしてください")},
+    "detached": {
+        "en": ("detached loss",
+               "the loss carries no gradient (.detach(), .item() or "
+               "torch.no_grad()), so training stops with 'element 0 of "
+               "tensors does not require grad'",
+               "return the tensor F.cross_entropy gives, with autograd on"),
+        "ja": ("切り離された損失",
+               "損失が勾配を持っていません (.detach(), .item() や "
+               "torch.no_grad()) ので、学習は 'element 0 of tensors does not "
+               "require grad' で止まります",
+               "autograd を有効にしたまま、F.cross_entropy "
+               "が返すテンソルを返してください")},
+}
+
+
+@exercise("causal_lm_loss", words=CAUSAL_LM_LOSS_WORDS,
+          stars=1, notebook=NOTEBOOK,
           kit_code=("kit.losses:causal_lm_loss",),
           answer=losses.causal_lm_loss, symptoms={"crash": 2}, mistakes=[
               Mistake("not_shifted", not_shifted, rung=1),
@@ -222,7 +326,114 @@ def _returned(returned):
 SPLIT = [1, 3]  # rows per micro-batch: uneven, as an epoch's last batch is
 
 
-@exercise("compute_loss", stars=2, notebook=NOTEBOOK, answer=MyTrainer,
+# What compute_loss's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint), its judge's lines.
+COMPUTE_LOSS_WORDS = {
+    "hints": {
+        "en": ["Take the labels out of `inputs` (inputs.pop('labels')), run "
+               "model(**inputs) and give outputs.logits to your loss.",
+               "Return just the loss, or (loss, outputs) when return_outputs "
+               "is True: evaluate() asks for both.",
+               "num_items_in_batch is the token count of the whole "
+               "accumulated batch, or None (evaluation): a mean may ignore "
+               "it; a sum is divided by it, only when it is given, and by "
+               "nothing else (it already spans every micro-batch).",
+               "The Trainer calls .backward() on the loss: compute it with "
+               "autograd on, no .detach(), .item() or torch.no_grad()."],
+        "ja": ["`inputs` からラベルを取り出し (inputs.pop('labels'))、"
+               "model(**inputs) を実行して outputs.logits "
+               "をあなたの損失に渡してください。",
+               "損失だけを返すか、return_outputs が True のときは (loss, "
+               "outputs) を返します: evaluate() は両方を求めます。",
+               "num_items_in_batch は勾配累積したバッチ全体のトークン数、"
+               "または None (評価時) です: 平均なら無視してかまいません。"
+               "合計は、与えられたときだけそれで割り、ほかの数では割りません "
+               "(すでにすべてのマイクロバッチにわたります)。",
+               "Trainer は損失に .backward() を呼びます: autograd "
+               "を有効にしたまま計算し、.detach(), .item() や "
+               "torch.no_grad() は使わないでください。"]},
+    "always_tuple": {
+        "en": ("always a tuple",
+               "training calls compute_loss with return_outputs=False and "
+               "wants the loss alone",
+               "return (loss, outputs) if return_outputs else loss"),
+        "ja": ("いつもタプル",
+               "学習は return_outputs=False で compute_loss を呼び、"
+               "損失だけを求めます",
+               "return (loss, outputs) if return_outputs else loss")},
+    "ignores_return_outputs": {
+        "en": ("ignores return_outputs",
+               "evaluate() asks for (loss, outputs) with return_outputs=True",
+               "return (loss, outputs) if return_outputs else loss"),
+        "ja": ("return_outputs を無視",
+               "evaluate() は return_outputs=True で (loss, outputs) "
+               "を求めます",
+               "return (loss, outputs) if return_outputs else loss")},
+    "divides_by_none": {
+        "en": ("divides by a None num_items_in_batch",
+               "evaluation (and any call outside training) passes "
+               "num_items_in_batch=None",
+               "divide by num_items_in_batch only when it is given; else "
+               "take the mean"),
+        "ja": ("None の num_items_in_batch で割る",
+               "評価時 (と学習以外のすべての呼び出し) には num_items_in_batch"
+               "=None が渡されます",
+               "num_items_in_batch は与えられたときだけそれで割り、"
+               "そうでなければ平均を取ってください")},
+    "divides_by_ga_too": {
+        "en": ("divides by the accumulation steps too",
+               "num_items_in_batch already counts the tokens of every "
+               "micro-batch: dividing also by gradient_accumulation_steps "
+               "makes the step GA times too small",
+               "divide the summed loss by num_items_in_batch alone"),
+        "ja": ("勾配累積のステップ数でも割る",
+               "num_items_in_batch はすでにすべてのマイクロバッチのトークンを"
+               "数えています: gradient_accumulation_steps でも割ると、"
+               "ステップが GA 分の 1 に小さくなります",
+               "合計した損失を num_items_in_batch だけで割ってください")},
+    "detached": {
+        "en": ("detached loss",
+               "the loss carries no gradient to the model (.detach(), .item()"
+               " or torch.no_grad()), so training stops with 'element 0 of "
+               "tensors does not require grad'",
+               "run the model and the loss with autograd on, and return the "
+               "loss tensor itself"),
+        "ja": ("切り離された損失",
+               "損失がモデルへの勾配を持っていません (.detach(), .item() や "
+               "torch.no_grad()) ので、学習は 'element 0 of tensors does not "
+               "require grad' で止まります",
+               "autograd を有効にしたままモデルと損失を計算し、"
+               "損失のテンソルそのものを返してください")},
+    "judge.init": {
+        "en": "{name}(model=..., args=..., processing_class=...) raised "
+              "{error}: its __init__ must take the Trainer's arguments",
+        "ja": "{name}(model=..., args=..., processing_class=...) が {error} "
+              "を送出しました: __init__ は Trainer "
+              "の引数を受け取る必要があります"},
+    "judge.passed": {
+        "en": "{verdict} against the model's own loss",
+        "ja": "{verdict} (モデル自身の損失と比較)"},
+    "judge.ahead": {
+        "en": "{verdict}, and it honours num_items_in_batch: a step ahead of "
+              "this exercise",
+        "ja": "{verdict}。さらに num_items_in_batch にも従っています: "
+              "この演習の一歩先です"},
+    "judge.tuple": {
+        "en": "with return_outputs=False, return the loss alone, not a tuple "
+              "({name})",
+        "ja": "return_outputs=False のときは、"
+              "タプルではなく損失だけを返してください ({name})"},
+    "judge.both": {
+        "en": "with return_outputs=True, return (loss, outputs)",
+        "ja": "return_outputs=True のときは (loss, outputs) を返してください"},
+    "judge.outputs": {
+        "en": "the second item should be the model's outputs, with .logits",
+        "ja": "2 番目の要素は .logits を持つモデルの出力であるべきです"},
+}
+
+
+@exercise("compute_loss", words=COMPUTE_LOSS_WORDS,
+          stars=2, notebook=NOTEBOOK, answer=MyTrainer,
           kit_code=("kit.trainers:CausalLMTrainer.compute_loss",),
           solution=MyTrainer, method="compute_loss",
           uses=[("causal_lm_loss", "causal_lm_loss", losses.causal_lm_loss)],
@@ -242,7 +453,7 @@ def observe_compute_loss(candidate):
         model = tiny_model("cpu", seed=0, tokenizer=_batch()[0])
     trainer = attempt(_trainer, candidate, model)
     if isinstance(trainer, Raised):
-        raise Mismatch(text(MESSAGES, "compute_loss.judge.init",
+        raise Mismatch(said(COMPUTE_LOSS_WORDS["judge.init"],
                             name=candidate.__name__,
                             error=describe_error(trainer.error)),
                        symptom="crash")
@@ -271,7 +482,7 @@ def _judge_compute_loss(seen, expected):
     """Right if it behaves as the mean loss (the notebook's MyTrainer) or as
     the sum divided by num_items_in_batch (a step ahead: CausalLMTrainer)."""
     try:
-        return text(MESSAGES, "compute_loss.judge.passed",
+        return said(COMPUTE_LOSS_WORDS["judge.passed"],
                     verdict=_against(seen, expected))
     except Mismatch as as_a_mean:
         with paused():
@@ -281,7 +492,7 @@ def _judge_compute_loss(seen, expected):
         except Mismatch as as_a_sum:
             # say what is wrong with the version it got further with
             raise max(as_a_mean, as_a_sum, key=lambda m: m.checked)
-        return text(MESSAGES, "compute_loss.judge.ahead", verdict=verdict)
+        return said(COMPUTE_LOSS_WORDS["judge.ahead"], verdict=verdict)
 
 
 def _against(seen, wanted):
@@ -291,7 +502,7 @@ def _against(seen, wanted):
             if name == "return_outputs=True":
                 _judge_both(value, wanted["loss"])
             elif isinstance(value, tuple):
-                raise Mismatch(text(MESSAGES, "compute_loss.judge.tuple",
+                raise Mismatch(said(COMPUTE_LOSS_WORDS["judge.tuple"],
                                     name=name))
             else:
                 found = compare(name, value, wanted[name])
@@ -307,7 +518,7 @@ def _judge_both(both, wanted):
     if isinstance(both, Raised):
         compare("loss (return_outputs=True)", both, wanted)
     if not (isinstance(both, tuple) and both[1] == 2):
-        raise Mismatch(text(MESSAGES, "compute_loss.judge.both"))
+        raise Mismatch(said(COMPUTE_LOSS_WORDS["judge.both"]))
     if not both[3]:
-        raise Mismatch(text(MESSAGES, "compute_loss.judge.outputs"))
+        raise Mismatch(said(COMPUTE_LOSS_WORDS["judge.outputs"]))
     compare("loss (return_outputs=True)", both[2], wanted)
