@@ -115,67 +115,6 @@ MESSAGES = {"en": {
         "read the error's last line, then run your code by hand on small "
         "inputs and print the shapes just before the line that raised",
 
-    # stop_callback
-    "stop_callback.hint.1":
-        "Override on_log(self, args, state, control, logs=None, **kwargs): "
-        "the Trainer calls it with each log, a dict of numbers.",
-    "stop_callback.hint.2":
-        "Not every log has a 'loss' (evaluation logs, the final summary): "
-        "read it with logs.get('loss') and skip the log when it is None, "
-        "rather than reading a missing loss as 0.",
-    "stop_callback.hint.3":
-        "Set control.should_training_stop = True (should_epoch_stop only "
-        "ends the epoch) once the loss is below the target, and return "
-        "control.",
-    "stop_callback.loss_on_eval_log.title": 'logs["loss"] on an eval log',
-    "stop_callback.loss_on_eval_log.why":
-        "evaluation logs and the final summary have no 'loss' key, so the "
-        "callback crashes the run",
-    "stop_callback.loss_on_eval_log.hint":
-        "read it with logs.get('loss') and skip the log when it is None",
-    "stop_callback.missing_loss_as_zero.title": "a missing loss read as 0",
-    "stop_callback.missing_loss_as_zero.why":
-        "logs.get('loss', 0) makes an evaluation log look like a loss of 0, "
-        "so training stops at the first evaluation",
-    "stop_callback.missing_loss_as_zero.hint":
-        "logs.get('loss') and skip the log when it is None",
-    "stop_callback.should_epoch_stop.title": "should_epoch_stop",
-    "stop_callback.should_epoch_stop.why":
-        "that flag only ends the current epoch; training goes on",
-    "stop_callback.should_epoch_stop.hint":
-        "set control.should_training_stop = True",
-    "stop_callback.judge.init":
-        "{name}(target=1.0) raised {error}: keep __init__(self, target)",
-    "stop_callback.judge.raised":
-        "on the log {log} your callback raised {error}",
-    "stop_callback.judge.epoch":
-        "after the log {log} it set should_epoch_stop: that does not stop "
-        "training",
-    "stop_callback.judge.stopped":
-        "with target 1.0 it stopped after the log {log}",
-    "stop_callback.judge.kept going":
-        "with target 1.0 it kept going after the log {log}",
-    "stop_callback.judge.never":
-        "in a real run the callback never stopped training",
-    "stop_callback.judge.passed": "stops a real run at step {step} of 200",
-
-    # callback_or_subclass
-    "callback_or_subclass.stub":
-        "answer each request with 'callback' or 'subclass' in place of its "
-        "'?'",
-    "callback_or_subclass.hint.1":
-        "Ask: does the request only need to *see* the loop (when), or must "
-        "it change *what* the loop computes?",
-    "callback_or_subclass.hint.2":
-        "Callbacks get the state and may set control flags; they never see "
-        "the loss tensor or the batch before it is used.",
-    "callback_or_subclass.judge.undecided":
-        "{count} requests still undecided, e.g. {first!r} (yours: "
-        "{yours!r}): answer 'callback' or 'subclass'",
-    "callback_or_subclass.judge.wrong":
-        "{count} of {of} wrong, e.g. {first!r} is a {answer}: {why}",
-    "callback_or_subclass.judge.passed": "all {count} requests placed",
-
     # sequence_logps
     "sequence_logps.hint.1":
         "Same shift as the LM loss: logits[:, :-1] score the tokens "
@@ -1146,67 +1085,6 @@ MESSAGES["ja"].update({
         "エラーの最後の行を読み、小さな入力で手元でコードを実行して、"
         "エラーの出た行の直前で形状を表示してください",
     "solution.header": "# {id} の解答: 演習のセルに貼り付けてください",
-    "stop_callback.hint.1":
-        "on_log(self, args, state, control, logs=None, **kwargs) "
-        "をオーバーライドしてください: Trainer はログ (数の dict) "
-        "ごとにこれを呼びます。",
-    "stop_callback.hint.2":
-        "すべてのログに 'loss' があるわけではありません (評価のログ、"
-        "最後のまとめ): logs.get('loss') で読み、None "
-        "ならそのログを飛ばしてください。ない損失を 0 と読まないでください。",
-    "stop_callback.hint.3":
-        "損失が目標を下回ったら control.should_training_stop = True にして "
-        "(should_epoch_stop はエポックを終えるだけです)、control "
-        "を返してください。",
-    "stop_callback.loss_on_eval_log.title": '評価のログで logs["loss"]',
-    "stop_callback.loss_on_eval_log.why":
-        "評価のログと最後のまとめには 'loss' キーがないので、"
-        "コールバックが実行を落とします",
-    "stop_callback.loss_on_eval_log.hint":
-        "logs.get('loss') で読み、None ならそのログを飛ばしてください",
-    "stop_callback.missing_loss_as_zero.title": "ない損失を 0 と読んだ",
-    "stop_callback.missing_loss_as_zero.why":
-        "logs.get('loss', 0) では評価のログが損失 0 に見えるので、"
-        "最初の評価で学習が止まります",
-    "stop_callback.missing_loss_as_zero.hint":
-        "logs.get('loss') とし、None ならそのログを飛ばしてください",
-    "stop_callback.should_epoch_stop.title": "should_epoch_stop",
-    "stop_callback.should_epoch_stop.why":
-        "このフラグは今のエポックを終えるだけで、学習は続きます",
-    "stop_callback.should_epoch_stop.hint":
-        "control.should_training_stop = True にしてください",
-    "stop_callback.judge.init":
-        "{name}(target=1.0) が {error} を送出しました: __init__(self, "
-        "target) のままにしてください",
-    "stop_callback.judge.raised":
-        "ログ {log} であなたのコールバックが {error} を送出しました",
-    "stop_callback.judge.epoch":
-        "ログ {log} のあと should_epoch_stop を設定しました: "
-        "これでは学習は止まりません",
-    "stop_callback.judge.stopped":
-        "target 1.0 で、ログ {log} のあと止まりました",
-    "stop_callback.judge.kept going":
-        "target 1.0 で、ログ {log} のあとも続きました",
-    "stop_callback.judge.never":
-        "実際の実行で、コールバックは一度も学習を止めませんでした",
-    "stop_callback.judge.passed":
-        "実際の実行を 200 ステップ中 {step} ステップ目で止めます",
-    "callback_or_subclass.stub":
-        "各依頼の '?' を 'callback' か 'subclass' で答えてください",
-    "callback_or_subclass.hint.1":
-        "こう問いましょう: その依頼はループ (いつ) を *見る* だけでよいのか、"
-        "ループが *何を* 計算するかを変えなければならないのか?",
-    "callback_or_subclass.hint.2":
-        "コールバックは状態を受け取り、制御フラグを設定できます。"
-        "損失のテンソルや、使われる前のバッチを見ることはありません。",
-    "callback_or_subclass.judge.undecided":
-        "{count} 件の依頼がまだ未回答です。例: {first!r} (あなたの答え: "
-        "{yours!r}): 'callback' か 'subclass' で答えてください",
-    "callback_or_subclass.judge.wrong":
-        "{of} 件中 {count} 件が誤りです。例: {first!r} は {answer} です: "
-        "{why}",
-    "callback_or_subclass.judge.passed":
-        "{count} 件の依頼すべてを正しく振り分けました",
     "sequence_logps.hint.1":
         "言語モデルの損失と同じずらし方です: logits[:, :-1] がトークン "
         "input_ids[:, 1:] を採点し、マスクも合わせます: completion_mask[:, "

@@ -9,8 +9,7 @@ from transformers import (TrainerCallback, TrainerControl, TrainerState,
 from kit import recipes
 from kit.checks.compare import Mismatch, Raised, attempt, describe_error
 from kit.checks.core import Mistake, exercise, paused, unpaused
-from kit.checks.messages import MESSAGES
-from kit.i18n import text
+from kit.i18n import said
 
 NOTEBOOK = "02_callbacks_vs_subclassing"
 
@@ -102,7 +101,85 @@ class OnTheClock(TrainerCallback):
         return on_the_clock
 
 
-@exercise("stop_callback", stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
+# What stop_callback's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint), its judge's lines.
+STOP_CALLBACK_WORDS = {
+    "hints": {
+        "en": ["Override on_log(self, args, state, control, logs=None, "
+               "**kwargs): the Trainer calls it with each log, a dict of "
+               "numbers.",
+               "Not every log has a 'loss' (evaluation logs, the final "
+               "summary): read it with logs.get('loss') and skip the log "
+               "when it is None, rather than reading a missing loss as 0.",
+               "Set control.should_training_stop = True (should_epoch_stop "
+               "only ends the epoch) once the loss is below the target, and "
+               "return control."],
+        "ja": ["on_log(self, args, state, control, logs=None, **kwargs) "
+               "をオーバーライドしてください: Trainer はログ (数の dict) "
+               "ごとにこれを呼びます。",
+               "すべてのログに 'loss' があるわけではありません (評価のログ、"
+               "最後のまとめ): logs.get('loss') で読み、None "
+               "ならそのログを飛ばしてください。ない損失を 0 "
+               "と読まないでください。",
+               "損失が目標を下回ったら control.should_training_stop = True "
+               "にして (should_epoch_stop はエポックを終えるだけです)、"
+               "control を返してください。"]},
+    "loss_on_eval_log": {
+        "en": ("logs[\"loss\"] on an eval log",
+               "evaluation logs and the final summary have no 'loss' key, so "
+               "the callback crashes the run",
+               "read it with logs.get('loss') and skip the log when it is "
+               "None"),
+        "ja": ("評価のログで logs[\"loss\"]",
+               "評価のログと最後のまとめには 'loss' キーがないので、"
+               "コールバックが実行を落とします",
+               "logs.get('loss') で読み、None "
+               "ならそのログを飛ばしてください")},
+    "missing_loss_as_zero": {
+        "en": ("a missing loss read as 0",
+               "logs.get('loss', 0) makes an evaluation log look like a loss "
+               "of 0, so training stops at the first evaluation",
+               "logs.get('loss') and skip the log when it is None"),
+        "ja": ("ない損失を 0 と読んだ",
+               "logs.get('loss', 0) では評価のログが損失 0 に見えるので、"
+               "最初の評価で学習が止まります",
+               "logs.get('loss') とし、None ならそのログを飛ばしてください")},
+    "should_epoch_stop": {
+        "en": ("should_epoch_stop",
+               "that flag only ends the current epoch; training goes on",
+               "set control.should_training_stop = True"),
+        "ja": ("should_epoch_stop",
+               "このフラグは今のエポックを終えるだけで、学習は続きます",
+               "control.should_training_stop = True にしてください")},
+    "judge.init": {
+        "en": "{name}(target=1.0) raised {error}: keep __init__(self, target)",
+        "ja": "{name}(target=1.0) が {error} を送出しました: __init__(self, "
+              "target) のままにしてください"},
+    "judge.raised": {
+        "en": "on the log {log} your callback raised {error}",
+        "ja": "ログ {log} であなたのコールバックが {error} を送出しました"},
+    "judge.epoch": {
+        "en": "after the log {log} it set should_epoch_stop: that does not "
+              "stop training",
+        "ja": "ログ {log} のあと should_epoch_stop を設定しました: "
+              "これでは学習は止まりません"},
+    "judge.stopped": {
+        "en": "with target 1.0 it stopped after the log {log}",
+        "ja": "target 1.0 で、ログ {log} のあと止まりました"},
+    "judge.kept going": {
+        "en": "with target 1.0 it kept going after the log {log}",
+        "ja": "target 1.0 で、ログ {log} のあとも続きました"},
+    "judge.never": {
+        "en": "in a real run the callback never stopped training",
+        "ja": "実際の実行で、コールバックは一度も学習を止めませんでした"},
+    "judge.passed": {
+        "en": "stops a real run at step {step} of 200",
+        "ja": "実際の実行を 200 ステップ中 {step} ステップ目で止めます"},
+}
+
+
+@exercise("stop_callback", words=STOP_CALLBACK_WORDS,
+          stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
           symptoms={"crash": 2}, mistakes=[
               Mistake("loss_on_eval_log", ReadsLossOnEveryLog, rung=2),
               Mistake("missing_loss_as_zero", MissingLossAsZero, rung=2),
@@ -112,7 +189,7 @@ class OnTheClock(TrainerCallback):
 def observe_stop_callback(candidate):
     callback = attempt(candidate, target=1.0)
     if isinstance(callback, Raised):
-        raise Mismatch(text(MESSAGES, "stop_callback.judge.init",
+        raise Mismatch(said(STOP_CALLBACK_WORDS["judge.init"],
                             name=candidate.__name__,
                             error=describe_error(callback.error)),
                        symptom="crash")
@@ -124,16 +201,16 @@ def _judge_stop(candidate, seen, expected):
         flags = seen[log]
         if isinstance(flags, Raised):
             error = flags.error
-            raise Mismatch(text(MESSAGES, "stop_callback.judge.raised",
+            raise Mismatch(said(STOP_CALLBACK_WORDS["judge.raised"],
                                 log=log, error=describe_error(error)),
                            symptom="crash")
         if flags[1] and not wanted[1]:
-            raise Mismatch(text(MESSAGES, "stop_callback.judge.epoch",
+            raise Mismatch(said(STOP_CALLBACK_WORDS["judge.epoch"],
                                 log=log))
         if flags[0] != wanted[0]:
-            what = "stopped" if flags[0] else "kept going"
-            raise Mismatch(text(MESSAGES, f"stop_callback.judge.{what}",
-                                log=log))
+            line = STOP_CALLBACK_WORDS[
+                "judge.stopped" if flags[0] else "judge.kept going"]
+            raise Mismatch(said(line, log=log))
     # And in a real run: a fresh model's loss falls below 2.0 in ~20 steps.
     # The clock stops: on_log ran under it above, the training is ours.
     with paused():
@@ -144,8 +221,8 @@ def _judge_stop(candidate, seen, expected):
         recipes.quiet(trainer).train()
     stopped_at = trainer.state.global_step
     if stopped_at >= 200:
-        raise Mismatch(text(MESSAGES, "stop_callback.judge.never"))
-    return text(MESSAGES, "stop_callback.judge.passed", step=stopped_at)
+        raise Mismatch(said(STOP_CALLBACK_WORDS["judge.never"]))
+    return said(STOP_CALLBACK_WORDS["judge.passed"], step=stopped_at)
 
 
 REQUESTS = {
@@ -183,21 +260,57 @@ def _judge_requests(candidate, seen, expected):
                  if a not in ("callback", "subclass")]
     if undecided:
         first = undecided[0]
-        raise Mismatch(text(MESSAGES, "callback_or_subclass.judge.undecided",
+        raise Mismatch(said(CALLBACK_OR_SUBCLASS_WORDS["judge.undecided"],
                             count=len(undecided), first=first,
                             yours=candidate.get(first)))
     wrong = [r for r, answer in REQUESTS.items() if answers[r] != answer]
     if wrong:
         first = wrong[0]
         answer = REQUESTS[first]
-        raise Mismatch(text(MESSAGES, "callback_or_subclass.judge.wrong",
+        raise Mismatch(said(CALLBACK_OR_SUBCLASS_WORDS["judge.wrong"],
                             count=len(wrong), of=len(REQUESTS), first=first,
                             answer=answer, why=WHY[answer]))
-    return text(MESSAGES, "callback_or_subclass.judge.passed",
+    return said(CALLBACK_OR_SUBCLASS_WORDS["judge.passed"],
                 count=len(REQUESTS))
 
 
-@exercise("callback_or_subclass", stars=2, notebook=NOTEBOOK,
+# What callback_or_subclass's checker says, English beside Japanese: its hint
+# ladder (gentlest first), its stub line, each mistake's (title, why, hint),
+# its judge's lines.
+CALLBACK_OR_SUBCLASS_WORDS = {
+    "hints": {
+        "en": ["Ask: does the request only need to *see* the loop (when), or "
+               "must it change *what* the loop computes?",
+               "Callbacks get the state and may set control flags; they "
+               "never see the loss tensor or the batch before it is used."],
+        "ja": ["こう問いましょう: その依頼はループ (いつ) を *見る* "
+               "だけでよいのか、ループが *何を* 計算するかを変えなければなら"
+               "ないのか?",
+               "コールバックは状態を受け取り、制御フラグを設定できます。"
+               "損失のテンソルや、使われる前のバッチを見ることはありません"
+               "。"]},
+    "stub": {
+        "en": "answer each request with 'callback' or 'subclass' in place of "
+              "its '?'",
+        "ja": "各依頼の '?' を 'callback' か 'subclass' で答えてください"},
+    "judge.undecided": {
+        "en": "{count} requests still undecided, e.g. {first!r} (yours: "
+              "{yours!r}): answer 'callback' or 'subclass'",
+        "ja": "{count} 件の依頼がまだ未回答です。例: {first!r} "
+              "(あなたの答え: {yours!r}): 'callback' か 'subclass' "
+              "で答えてください"},
+    "judge.wrong": {
+        "en": "{count} of {of} wrong, e.g. {first!r} is a {answer}: {why}",
+        "ja": "{of} 件中 {count} 件が誤りです。例: {first!r} は {answer} "
+              "です: {why}"},
+    "judge.passed": {
+        "en": "all {count} requests placed",
+        "ja": "{count} 件の依頼すべてを正しく振り分けました"},
+}
+
+
+@exercise("callback_or_subclass", words=CALLBACK_OR_SUBCLASS_WORDS,
+          stars=2, notebook=NOTEBOOK,
           answer=REQUESTS, judge=_judge_requests,
           solution="answers = " + pprint.pformat(REQUESTS, width=79,
                                                  sort_dicts=False))
