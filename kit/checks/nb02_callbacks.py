@@ -208,8 +208,8 @@ def _judge_stop(candidate, seen, expected):
             raise Mismatch(said(STOP_CALLBACK_WORDS["judge.epoch"],
                                 log=log))
         if flags[0] != wanted[0]:
-            line = STOP_CALLBACK_WORDS[
-                "judge.stopped" if flags[0] else "judge.kept going"]
+            line = (STOP_CALLBACK_WORDS["judge.stopped"] if flags[0]
+                    else STOP_CALLBACK_WORDS["judge.kept going"])
             raise Mismatch(said(line, log=log))
     # And in a real run: a fresh model's loss falls below 2.0 in ~20 steps.
     # The clock stops: on_log ran under it above, the training is ours.
