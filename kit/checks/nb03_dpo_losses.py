@@ -10,7 +10,7 @@ from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, same)
 from kit.checks.core import Mistake, exercise
 from kit.checks.messages import MESSAGES
-from kit.i18n import text
+from kit.i18n import said, text
 from kit.losses import published_snippet
 
 NOTEBOOK = "03_dpo_compute_loss"
@@ -85,7 +85,103 @@ LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
                "completions from position 0": dict(seed=3, prompt=0)}
 
 
-@exercise("sequence_logps", stars=1, notebook=NOTEBOOK,
+# What sequence_logps's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint).
+SEQUENCE_LOGPS_WORDS = {
+    "hints": {
+        "en": ["Same shift as the LM loss: logits[:, :-1] score the tokens "
+               "input_ids[:, 1:], and the mask follows: completion_mask[:, 1:"
+               "].",
+               "Stay in log space: log_softmax over the vocabulary, then "
+               ".gather(-1, targets.unsqueeze(-1)).squeeze(-1) picks each "
+               "token's log-prob. A product of 60 probabilities underflows "
+               "to 0; a sum of their logs does not.",
+               "Multiply by the mask and .sum(-1): a sum, not a mean — DPO "
+               "compares log-probabilities of whole sequences, and prompt "
+               "and padding tokens must add nothing.",
+               "Keep the graph: no .detach(), no torch.no_grad() — DPO's "
+               "gradient flows through these log-probs to the policy."],
+        "ja": ["言語モデルの損失と同じずらし方です: logits[:, :-1] "
+               "がトークン input_ids[:, 1:] を採点し、マスクも合わせます: "
+               "completion_mask[:, 1:]。",
+               "対数のまま計算します: 語彙について log_softmax を取り、"
+               ".gather(-1, targets.unsqueeze(-1)).squeeze(-1) "
+               "で各トークンの対数確率を選びます。60 個の確率の積は 0 "
+               "にアンダーフローしますが、その対数の和はしません。",
+               "マスクを掛けて .sum(-1): 平均ではなく和です。DPO "
+               "は系列全体の対数確率を比べ、プロンプトとパディングのトークン"
+               "は何も足してはいけません。",
+               "計算グラフを残します: .detach() も torch.no_grad() "
+               "も使いません。DPO の勾配はこの対数確率を通って方策に流れま"
+               "す。"]},
+    "not_shifted": {
+        "en": ("not shifted",
+               "the logits at t score token t+1, so each token was scored by "
+               "its own position",
+               "logits[:, :-1] against input_ids[:, 1:], and "
+               "completion_mask[:, 1:]"),
+        "ja": ("ずらしていない",
+               "位置 t のロジットはトークン t+1 を採点するのに、"
+               "各トークンを自分自身の位置で採点しました",
+               "logits[:, :-1] と input_ids[:, 1:]、そして "
+               "completion_mask[:, 1:]")},
+    "prompt_included": {
+        "en": ("prompt included",
+               "without the mask the prompt's (and padding's) tokens are "
+               "summed too",
+               "multiply the token log-probs by completion_mask[:, 1:] "
+               "before the sum"),
+        "ja": ("プロンプトを含めた",
+               "マスクがないと、プロンプト (とパディング) "
+               "のトークンまで合計されます",
+               "和を取る前に、トークンの対数確率に completion_mask[:, 1:] "
+               "を掛けてください")},
+    "mean_not_sum": {
+        "en": ("mean instead of sum",
+               "DPO compares the log-probability of whole completions: a sum "
+               "over their tokens",
+               "drop the division: .sum(-1) alone"),
+        "ja": ("和ではなく平均",
+               "DPO は補完全体の対数確率、つまりそのトークンの和を比べます",
+               "割り算をやめて .sum(-1) だけにしてください")},
+    "mask_not_shifted": {
+        "en": ("mask not shifted",
+               "the token log-probs are shifted (they score tokens 1..T-1) "
+               "but the mask is not, so it is off by one",
+               "shift the mask with the tokens: completion_mask[:, 1:]"),
+        "ja": ("マスクをずらしていない",
+               "トークンの対数確率はずれている (トークン 1..T-1 を採点する) "
+               "のにマスクはずれていないので、1 つずれています",
+               "マスクもトークンと一緒にずらします: completion_mask[:, 1:]")},
+    "log_of_product": {
+        "en": ("log of a product",
+               "the probabilities of a long completion multiply to less than "
+               "float32 can hold: the product is 0 and its log -inf",
+               "add log-probs instead: log_softmax, gather, then "
+               "(token_logps * mask).sum(-1)"),
+        "ja": ("積の対数",
+               "長い補完の確率を掛け合わせると float32 "
+               "で表せないほど小さくなります: 積は 0、その対数は -inf です",
+               "代わりに対数確率を足します: log_softmax, gather, そして "
+               "(token_logps * mask).sum(-1)")},
+    "detached": {
+        "en": ("detached log-probs",
+               "computed under torch.no_grad() (or .detach()ed), the "
+               "log-probs carry no gradient: DPO could not train the policy "
+               "with them",
+               "drop the no_grad / .detach(): only the reference model runs "
+               "without gradients, in compute_loss"),
+        "ja": ("切り離された対数確率",
+               "torch.no_grad() の下で計算した (または .detach() した) "
+               "対数確率は勾配を持たず、DPO はそれで方策を学習できません",
+               "no_grad / .detach() をやめてください: "
+               "勾配なしで実行するのは compute_loss "
+               "の中の参照モデルだけです")},
+}
+
+
+@exercise("sequence_logps", words=SEQUENCE_LOGPS_WORDS,
+          stars=1, notebook=NOTEBOOK,
           kit_code=("kit.losses:sequence_logps",),
           answer=losses.sequence_logps, solution=sequence_logps, mistakes=[
               Mistake("not_shifted", logps_not_shifted, rung=1),
@@ -208,7 +304,7 @@ def _run_pair_loss(candidate, beta):
         NAMES, _pairs(int(beta * 10)))}
     out = call(candidate, logps, beta=beta)
     if not (isinstance(out, tuple) and len(out) == 3):
-        return text(MESSAGES, "dpo_loss.judge.not three",
+        return said(DPO_LOSS_WORDS["judge.not three"],
                     kind=type(out).__name__)
     return {"losses": out[0], "chosen_rewards": out[1],
             "rejected_rewards": out[2],
@@ -235,19 +331,158 @@ def _judge_pair_loss(candidate, seen, expected):
             raise Mismatch(text(MESSAGES, "raised",
                                 error=describe_error(out.error)))
         if not isinstance(out, dict):
-            raise Mismatch(text(MESSAGES, "dpo_loss.judge.three", out=out))
+            raise Mismatch(said(DPO_LOSS_WORDS["judge.three"], out=out))
         if _reordered(out, wanted):
-            raise Mismatch(text(MESSAGES, "dpo_loss.judge.order"))
+            raise Mismatch(said(DPO_LOSS_WORDS["judge.order"]))
         for name in ("losses", "chosen_rewards", "rejected_rewards"):
             verdict = compare(f"{name} ({beta})", out[name], wanted[name])
         if not out["losses keep their gradient"]:
-            raise Mismatch(text(MESSAGES, "dpo_loss.judge.no gradient"))
+            raise Mismatch(said(DPO_LOSS_WORDS["judge.no gradient"]))
         if not out["rewards detached"]:
-            raise Mismatch(text(MESSAGES, "dpo_loss.judge.rewards"))
-    return text(MESSAGES, "dpo_loss.judge.passed", verdict=verdict)
+            raise Mismatch(said(DPO_LOSS_WORDS["judge.rewards"]))
+    return said(DPO_LOSS_WORDS["judge.passed"], verdict=verdict)
 
 
-@exercise("dpo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dpo_loss,
+# What dpo_loss's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint), its judge's lines.
+DPO_LOSS_WORDS = {
+    "hints": {
+        "en": ["First the log-ratios: π_c − ref_c for chosen, π_r − ref_r "
+               "for rejected — the reference is what anchors the policy.",
+               "The margin is chosen minus rejected: (π_c − ref_c) − (π_r − "
+               "ref_r). The other way round trains the policy to prefer the "
+               "rejected answer.",
+               "β multiplies the whole margin, β · (chosen − rejected) — the "
+               "published snippet puts it on the chosen side only.",
+               "The loss is −F.logsigmoid(β · margin): the log of σ, not σ, "
+               "and a minus in front, so that minimising it widens the "
+               "margin.",
+               "Keep one loss per pair, shape (B,), with its gradient: no "
+               ".mean() — the trainer divides by the pairs of the whole "
+               "accumulated step — and no .detach() on the losses.",
+               "The rewards β · log-ratio are only logged: .detach() them."],
+        "ja": ["まず対数比: chosen は π_c − ref_c、rejected は π_r − ref_r。"
+               "方策をつなぎ止めるのは参照モデルです。",
+               "マージンは chosen から rejected を引いたもの: (π_c − ref_c) "
+               "− (π_r − ref_r)。逆にすると、方策は rejected "
+               "の回答を好むように学習します。",
+               "β はマージン全体に掛けます: β · (chosen − rejected)。"
+               "公開されたスニペットは chosen の側にだけ掛けています。",
+               "損失は −F.logsigmoid(β · margin) です: σ ではなく σ "
+               "の対数で、前にマイナスが付くので、最小化するとマージンが広が"
+               "ります。",
+               "ペアごとに 1 つの損失、形状 (B,) を勾配付きで残します: "
+               ".mean() はしません (トレーナーが勾配累積したステップ全体のペ"
+               "ア数で割ります)。損失に .detach() もしません。",
+               "報酬 β · log-ratio はログに記録するだけです: .detach() "
+               "してください。"]},
+    "published_snippet": {
+        "en": ("the published snippet",
+               "β·chosen − rejected multiplies only the chosen side by β",
+               "brackets: β · (chosen − rejected)"),
+        "ja": ("公開されたスニペット",
+               "β·chosen − rejected では chosen の側だけに β が掛かります",
+               "括弧を付けます: β · (chosen − rejected)")},
+    "mean_not_per_pair": {
+        "en": (".mean() instead of per-pair losses",
+               "the trainer sums the losses and divides by the pairs of the "
+               "whole accumulated step",
+               "return one loss per pair, shape (B,): no .mean()"),
+        "ja": ("ペアごとの損失ではなく .mean()",
+               "トレーナーは損失を合計し、勾配累積したステップ全体のペア数で"
+               "割ります",
+               "ペアごとに 1 つの損失、形状 (B,) を返します: .mean() "
+               "はしません")},
+    "rewards_not_detached": {
+        "en": ("rewards not detached",
+               "the rewards are only logged; attached, they keep the graph "
+               "alive",
+               "beta * chosen_logratios.detach()"),
+        "ja": ("報酬を切り離していない",
+               "報酬はログに記録するだけです。つながったままだと計算グラフが"
+               "残り続けます",
+               "beta * chosen_logratios.detach()")},
+    "losses_detached": {
+        "en": ("losses detached",
+               "the losses are what the Trainer calls .backward() on: "
+               "detached, they carry no gradient (only the rewards are for "
+               "logging)",
+               "return the losses as computed; .detach() only the rewards"),
+        "ja": ("損失を切り離した",
+               "Trainer が .backward() を呼ぶのは損失です: "
+               "切り離すと勾配を持ちません (ログ用なのは報酬だけです)",
+               "損失は計算したまま返し、.detach() "
+               "するのは報酬だけにしてください")},
+    "no_reference": {
+        "en": ("no reference",
+               "the log-ratios are π − ref: without the reference nothing "
+               "anchors the policy",
+               "subtract ref_chosen_logps and ref_rejected_logps first"),
+        "ja": ("参照モデルがない",
+               "対数比は π − ref です: 参照モデルがないと、"
+               "方策をつなぎ止めるものがありません",
+               "先に ref_chosen_logps と ref_rejected_logps "
+               "を引いてください")},
+    "chosen_rejected_swapped": {
+        "en": ("chosen and rejected swapped",
+               "the margin is rejected minus chosen: minimising the loss "
+               "then makes the rejected answer more likely",
+               "chosen_logratios - rejected_logratios"),
+        "ja": ("chosen と rejected が逆",
+               "マージンが rejected から chosen を引いたものになっています: "
+               "損失を最小化すると rejected の回答が出やすくなります",
+               "chosen_logratios - rejected_logratios")},
+    "sigmoid_not_logsigmoid": {
+        "en": ("sigmoid for logsigmoid",
+               "−σ(β·margin) is bounded and flat where the policy is most "
+               "wrong: DPO's loss is −log σ",
+               "-F.logsigmoid(beta * (chosen_logratios - rejected_logratios)"
+               ")"),
+        "ja": ("logsigmoid ではなく sigmoid",
+               "−σ(β·margin) は有界で、方策が最も間違っているところで平らです"
+               ": DPO の損失は −log σ です",
+               "-F.logsigmoid(beta * (chosen_logratios - "
+               "rejected_logratios))")},
+    "no_minus": {
+        "en": ("no minus sign",
+               "log σ(β·margin) is the log-likelihood to maximise; the "
+               "Trainer minimises, so that narrows the margin",
+               "put a minus in front: -F.logsigmoid(...)"),
+        "ja": ("マイナス符号がない",
+               "log σ(β·margin) は最大化する対数尤度です。Trainer "
+               "は最小化するので、これではマージンが狭まります",
+               "前にマイナスを付けてください: -F.logsigmoid(...)")},
+    "judge.not three": {
+        "en": "returned {kind}, not a tuple of three",
+        "ja": "3 つ組のタプルではなく {kind} を返しました"},
+    "judge.order": {
+        "en": "your dpo_loss returns the three right tensors in another "
+              "order: return (losses, chosen_rewards, rejected_rewards)",
+        "ja": "dpo_loss は正しい 3 つのテンソルを別の順序で返しています: "
+              "(losses, chosen_rewards, rejected_rewards) "
+              "の順に返してください"},
+    "judge.three": {
+        "en": "{out}: return three tensors (losses, chosen_rewards, "
+              "rejected_rewards)",
+        "ja": "{out}: 3 つのテンソル (losses, chosen_rewards, "
+              "rejected_rewards) を返してください"},
+    "judge.no gradient": {
+        "en": "the losses have no gradient: do not .detach() them (only the "
+              "rewards), nor compute them under torch.no_grad()",
+        "ja": "損失が勾配を持っていません: 損失を .detach() したり "
+              "(するのは報酬だけ)、torch.no_grad() "
+              "の下で計算したりしないでください"},
+    "judge.rewards": {
+        "en": "the rewards are for logging: .detach() them",
+        "ja": "報酬はログ用です: .detach() してください"},
+    "judge.passed": {
+        "en": "{verdict} for beta 0.1 and 0.5",
+        "ja": "beta 0.1 と 0.5 で {verdict}"},
+}
+
+
+@exercise("dpo_loss", words=DPO_LOSS_WORDS,
+          stars=2, notebook=NOTEBOOK, answer=losses.dpo_loss,
           kit_code=("kit.losses:dpo_loss",),
           solution=dpo_loss, judge=_judge_pair_loss, mistakes=[
               Mistake("published_snippet", dpo_as_published, rung=3),
@@ -266,7 +501,48 @@ def observe_dpo_loss(candidate):
 
 # ------------------------------------------------------------ dpo_snippet
 
-@exercise("dpo_snippet", stars=2, notebook=NOTEBOOK, answer=fixed_snippet,
+# What dpo_snippet's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint).
+DPO_SNIPPET_WORDS = {
+    "hints": {
+        "en": ["Operator precedence: in β·a − b, β multiplies a alone.",
+               "Write the paper's β·(a − b) with the brackets: β scales the "
+               "whole difference, neither side alone.",
+               "Keep the minus in front: the loss is −log σ(β·(a − b))."],
+        "ja": ["演算子の優先順位: β·a − b では、β は a だけに掛かります。",
+               "論文の β·(a − b) を括弧付きで書きます: β "
+               "はどちらか一方ではなく差全体に掛かります。",
+               "前のマイナスは残します: 損失は −log σ(β·(a − b)) です。"]},
+    "published_snippet": {
+        "en": ("the published snippet",
+               "β·a − b multiplies only the chosen side by β",
+               "brackets: β · (chosen_scores − rejected_scores)"),
+        "ja": ("公開されたスニペット",
+               "β·a − b では chosen の側だけに β が掛かります",
+               "括弧を付けます: β · (chosen_scores − rejected_scores)")},
+    "beta_on_rejected": {
+        "en": ("β on the rejected side",
+               "a − β·b scales only the rejected side: the same slip as the "
+               "snippet's, mirrored",
+               "brackets: β · (chosen_scores − rejected_scores)"),
+        "ja": ("rejected の側に β",
+               "a − β·b では rejected の側だけが β 倍されます: "
+               "スニペットと同じ誤りの鏡像です",
+               "括弧を付けます: β · (chosen_scores − rejected_scores)")},
+    "no_minus": {
+        "en": ("no minus sign",
+               "log σ(...) is what DPO maximises; the loss to minimise is "
+               "its negative",
+               "-F.logsigmoid(beta * (chosen_scores - rejected_scores))"),
+        "ja": ("マイナス符号がない",
+               "log σ(...) は DPO が最大化するものです。"
+               "最小化する損失はその符号を反転したものです",
+               "-F.logsigmoid(beta * (chosen_scores - rejected_scores))")},
+}
+
+
+@exercise("dpo_snippet", words=DPO_SNIPPET_WORDS,
+          stars=2, notebook=NOTEBOOK, answer=fixed_snippet,
           mistakes=[
               Mistake("published_snippet", published_snippet, rung=1),
               Mistake("beta_on_rejected", snippet_beta_on_rejected, rung=2),

@@ -10,8 +10,7 @@ from kit.checks import nb03_dpo_losses as dpo
 from kit.checks.compare import (Mismatch, Raised, attempt, compare,
                                 describe_error)
 from kit.checks.core import Mistake, exercise, paused
-from kit.checks.messages import MESSAGES
-from kit.i18n import text
+from kit.i18n import said
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer
 
@@ -174,7 +173,162 @@ def _compute(trainer, batch, **options):
     return loss
 
 
-@exercise("dpo_compute_loss", stars=3, notebook=dpo.NOTEBOOK,
+# What dpo_compute_loss's checker says, English beside Japanese: its hint
+# ladder (gentlest first), each mistake's (title, why, hint), its judge's
+# lines.
+DPO_COMPUTE_LOSS_WORDS = {
+    "hints": {
+        "en": ["One forward pass of the policy over inputs['input_ids'] "
+               "(with its attention_mask); sequence_logps with "
+               "inputs['completion_mask'] — not the attention mask, which "
+               "covers the prompt too — gives (2B,) log-probs.",
+               "The reference runs under torch.no_grad(): self.ref_model(...)"
+               ", the same inputs. Not the policy, detached: its log-ratios "
+               "would all be 0.",
+               "The collator stacks [chosen; rejected]: chosen, rejected = "
+               "logps.chunk(2), in that order, for the reference too.",
+               "Only the reference goes under no_grad: the policy's forward "
+               "must keep its graph, or the loss has no gradient to train "
+               "with.",
+               "Return one number: losses.sum() / (num_items_in_batch or "
+               "len(losses)). num_items_in_batch already counts the pairs "
+               "of every micro-batch of the step: no .mean(), no division "
+               "by gradient_accumulation_steps."],
+        "ja": ["方策の順伝播を inputs['input_ids'] (とその attention_mask) "
+               "で 1 回行い、inputs['completion_mask'] で sequence_logps "
+               "を取ると (2B,) の対数確率が得られます。attention mask "
+               "はプロンプトも含むので使いません。",
+               "参照モデルは torch.no_grad() の下で実行します: "
+               "self.ref_model(...) に同じ入力を渡します。"
+               "方策を切り離したものではありません: それでは対数比がすべて 0 "
+               "になります。",
+               "コレーターは [chosen; rejected] の順に積みます: chosen, "
+               "rejected = logps.chunk(2)。参照モデルも同じ順です。",
+               "no_grad の下に置くのは参照モデルだけです: "
+               "方策の順伝播は計算グラフを残さないと、"
+               "損失に学習のための勾配がありません。",
+               "1 つの数を返します: losses.sum() / (num_items_in_batch or "
+               "len(losses))。num_items_in_batch "
+               "はすでにそのステップのすべてのマイクロバッチのペアを数えて"
+               "います: .mean() も gradient_accumulation_steps "
+               "での割り算もしません。"]},
+    "attention_mask_as_completion_mask": {
+        "en": ("attention mask as completion mask",
+               "the prompt's log-probs cancel in the loss, but the logged "
+               "log-probs and rewards count the prompt too",
+               "pass inputs['completion_mask'] to sequence_logps"),
+        "ja": ("attention mask を completion mask として使った",
+               "プロンプトの対数確率は損失では打ち消し合いますが、"
+               "ログに記録する対数確率と報酬にはプロンプトも数えられます",
+               "sequence_logps には inputs['completion_mask'] "
+               "を渡してください")},
+    "policy_as_reference": {
+        "en": ("policy as its own reference",
+               "with ref = π (detached) every log-ratio is 0: the loss is "
+               "log 2 whatever the policy does",
+               "run self.ref_model under torch.no_grad() for the reference "
+               "log-probs"),
+        "ja": ("方策を自身の参照モデルにした",
+               "ref = π (切り離したもの) では対数比がすべて 0 です: "
+               "方策が何をしても損失は log 2 です",
+               "参照モデルの対数確率には torch.no_grad() の下で "
+               "self.ref_model を実行してください")},
+    "mean_over_micro_batch": {
+        "en": ("mean over a micro-batch",
+               "under gradient accumulation each micro-batch's mean gets the "
+               "same weight, whatever its size",
+               "return losses.sum() / (num_items_in_batch or len(losses))"),
+        "ja": ("マイクロバッチでの平均",
+               "勾配累積では、各マイクロバッチの平均が大きさに関係なく同じ重"
+               "みになります",
+               "return losses.sum() / (num_items_in_batch or len(losses))")},
+    "chunks_swapped": {
+        "en": ("chosen and rejected swapped",
+               "the first half of the batch is the chosen answers: taken as "
+               "rejected, DPO learns to prefer the rejected ones",
+               "chosen, rejected = logps.chunk(2) (and ref_chosen, "
+               "ref_rejected likewise)"),
+        "ja": ("chosen と rejected が逆",
+               "バッチの前半は chosen の回答です: rejected として扱うと、DPO "
+               "は rejected の回答を好むように学習します",
+               "chosen, rejected = logps.chunk(2) (ref_chosen, "
+               "ref_rejected も同様)")},
+    "detached_loss": {
+        "en": ("detached loss",
+               "the policy's forward ran under torch.no_grad() (or the loss "
+               "was .detach()ed): training stops at 'element 0 of tensors "
+               "does not require grad'",
+               "keep only the reference under torch.no_grad()"),
+        "ja": ("切り離された損失",
+               "方策の順伝播が torch.no_grad() の下で実行されました "
+               "(または損失を .detach() しました): 学習は 'element 0 of "
+               "tensors does not require grad' で止まります",
+               "torch.no_grad() の下に置くのは参照モデルだけにしてください")},
+    "per_pair_losses": {
+        "en": ("per-pair losses returned",
+               "the Trainer calls .backward() on what compute_loss returns: "
+               "it needs one number, not one per pair",
+               "return losses.sum() / (num_items_in_batch or len(losses))"),
+        "ja": ("ペアごとの損失を返した",
+               "Trainer は compute_loss が返すものに .backward() を呼びます: "
+               "ペアごとではなく 1 つの数が必要です",
+               "return losses.sum() / (num_items_in_batch or len(losses))")},
+    "divides_by_ga": {
+        "en": ("divided by GA as well",
+               "num_items_in_batch already counts the pairs of all "
+               "gradient_accumulation_steps micro-batches: dividing by GA "
+               "again makes the gradient GA times too small",
+               "losses.sum() / (num_items_in_batch or len(losses)), nothing "
+               "more"),
+        "ja": ("GA でも割った",
+               "num_items_in_batch はすでに gradient_accumulation_steps "
+               "個すべてのマイクロバッチのペアを数えています: さらに GA "
+               "で割ると勾配が GA 分の 1 に小さくなります",
+               "losses.sum() / (num_items_in_batch or len(losses)) "
+               "だけにしてください")},
+    "judge.tuple": {
+        "en": "with return_outputs=False, return the loss alone",
+        "ja": "return_outputs=False のときは損失だけを返してください"},
+    "judge.shape": {
+        "en": "compute_loss should return one number (a 0-d tensor) for the "
+              "Trainer's .backward(), got shape {shape}: return losses.sum() "
+              "/ (num_items_in_batch or len(losses))",
+        "ja": "compute_loss は Trainer の .backward() のために 1 つの数 (0 "
+              "次元テンソル) を返すべきですが、形状は {shape} でした: "
+              "losses.sum() / (num_items_in_batch or len(losses)) "
+              "を返してください"},
+    "judge.gradient": {
+        "en": "the gradient of your loss could not be taken: {error}",
+        "ja": "あなたの損失の勾配を計算できませんでした: {error}"},
+    "judge.no gradient": {
+        "en": "the loss has no gradient: do not detach the policy's "
+              "log-probs (only the reference's are computed under no_grad)",
+        "ja": "損失が勾配を持っていません: 方策の対数確率を切り離さないでく"
+              "ださい (no_grad の下で計算するのは参照モデルのものだけです)"},
+    "judge.both": {
+        "en": "with return_outputs=True, return (loss, outputs)",
+        "ja": "return_outputs=True のときは (loss, outputs) を返してください"},
+    "judge.nothing logged": {
+        "en": "nothing logged: call self._remember(chosen_rewards, "
+              "rejected_rewards, chosen, rejected) — the live plot and "
+              "evaluate() read rewards/margins from it",
+        "ja": "何もログに記録されていません: self._remember(chosen_rewards, "
+              "rejected_rewards, chosen, rejected) を呼んでください。"
+              "ライブプロットと evaluate() はそこから rewards/margins "
+              "を読みます"},
+    "judge.missing": {
+        "en": "the logs have no {name!r}: pass all four to "
+              "self._remember(...)",
+        "ja": "ログに {name!r} がありません: 4 つすべてを "
+              "self._remember(...) に渡してください"},
+    "judge.passed": {
+        "en": "loss, gradient and logs {verdict} against kit's DPOTrainer",
+        "ja": "損失、勾配、ログが kit の DPOTrainer と比べて {verdict}"},
+}
+
+
+@exercise("dpo_compute_loss", words=DPO_COMPUTE_LOSS_WORDS,
+          stars=3, notebook=dpo.NOTEBOOK,
           kit_code=("kit.trainers:DPOTrainer.compute_loss",),
           answer=DPOTrainer, solution=MyDPOTrainer, method="compute_loss",
           uses=[("sequence_logps", "sequence_logps", losses.sequence_logps),
@@ -219,27 +373,27 @@ def _judge(seen, expected):
                  "loss (4 pairs, num_items_in_batch=10)", "loss (beta=0.1)"):
         loss = seen[name]
         if isinstance(loss, tuple):
-            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.tuple"))
+            raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.tuple"]))
         if isinstance(loss, torch.Tensor) and loss.dim() > 0:
-            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.shape",
+            raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.shape"],
                                 shape=tuple(loss.shape)))
         verdict = compare(name, loss, expected[name])
     if isinstance(seen["gradient"], Raised):
-        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.gradient",
+        raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.gradient"],
                             error=describe_error(seen["gradient"].error)))
     if seen["gradient"] is None:
-        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.no gradient"))
+        raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.no gradient"]))
     compare("gradient", seen["gradient"], expected["gradient"])
     both = seen["return_outputs=True"]
     if isinstance(both, Raised) or not (isinstance(both, tuple)
                                         and both[1] == 2):
-        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.both"))
+        raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.both"]))
     logged, wanted = seen["logged metrics"], expected["logged metrics"]
     if not logged:
-        raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.nothing logged"))
+        raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.nothing logged"]))
     for name, values in wanted.items():
         if name not in logged:
-            raise Mismatch(text(MESSAGES, "dpo_compute_loss.judge.missing",
+            raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.missing"],
                                 name=name))
         compare(f"logged {name}", logged[name], values)
-    return text(MESSAGES, "dpo_compute_loss.judge.passed", verdict=verdict)
+    return said(DPO_COMPUTE_LOSS_WORDS["judge.passed"], verdict=verdict)

@@ -6,11 +6,10 @@ import torch
 
 from kit.checks.compare import attempt
 from kit.checks.core import Mistake, exercise
-from kit.checks.messages import MESSAGES
 from kit.checks.nb04_grpo_dataloader import (NOTEBOOK, MyGRPOTrainer,
                                              _trainer, first_problem,
                                              judge_facts)
-from kit.i18n import text
+from kit.i18n import said
 from kit.trainers import GRPOTrainer
 
 
@@ -181,15 +180,15 @@ def _buffer_facts(trainer):
             trainer._prepare_inputs(list(batch))
             trainer.model.train()
     steps = trainer._step
-    yield "self._step after 6 steps", steps, steps != STEPS and text(
-        MESSAGES, "prepare_inputs.problem.step", steps=steps)
+    yield "self._step after 6 steps", steps, steps != STEPS and said(
+        PREPARE_INPUTS_WORDS["problem.step"], steps=steps)
     when = [step for mode, step in calls if mode == "sample"]
-    yield "steps that generate", when, when != [0, K] and text(
-        MESSAGES, "prepare_inputs.problem.when", when=when)
+    yield "steps that generate", when, when != [0, K] and said(
+        PREPARE_INPUTS_WORDS["problem.when"], when=when)
     if not all(isinstance(inputs, dict) for inputs in served):
         kind = next(type(i).__name__ for i in served if not isinstance(i,
                                                                         dict))
-        yield "slices", kind, text(MESSAGES, "prepare_inputs.problem.kind",
+        yield "slices", kind, said(PREPARE_INPUTS_WORDS["problem.kind"],
                                    kind=kind)
     keys = [{key: "None" if value is None else len(value)
              for key, value in inputs.items()} for inputs in served]
@@ -198,16 +197,16 @@ def _buffer_facts(trainer):
            for inputs in served]
     aligned = [all(rows == slice_["advantages"] for rows in slice_.values()
                    if rows is not None) for slice_ in ids]
-    yield "every key row-aligned", aligned, not all(aligned) and text(
-        MESSAGES, "prepare_inputs.problem.aligned",
+    yield "every key row-aligned", aligned, not all(aligned) and said(
+        PREPARE_INPUTS_WORDS["problem.aligned"],
         step=aligned.index(False))
     covered = [_covers(ids[K * g:K * g + K], 1000 * (g + 1)) for g in (0, 1)]
-    yield "each generation served once", covered, not all(covered) and text(
-        MESSAGES, "prepare_inputs.problem.covered")
+    yield "each generation served once", covered, not all(covered) and said(
+        PREPARE_INPUTS_WORDS["problem.covered"])
     mixed = any(len({(i % 1000) // G for i in slice_["advantages"]})
                 > BATCH // G for slice_ in ids)
-    yield "slices mix the groups", mixed, not mixed and text(
-        MESSAGES, "prepare_inputs.problem.mixed")
+    yield "slices mix the groups", mixed, not mixed and said(
+        PREPARE_INPUTS_WORDS["problem.mixed"])
     trainer.model.eval()
     calls.clear()
     evaluated = trainer._prepare_inputs(next(big_batches))
@@ -217,21 +216,21 @@ def _buffer_facts(trainer):
                   else type(evaluated).__name__)
     evaluation = ([mode for mode, _ in calls], served_all)
     yield "evaluation", evaluation, evaluation != (
-        ["greedy"], K * BATCH) and text(MESSAGES,
-                                        "prepare_inputs.problem.evaluation")
+        ["greedy"], K * BATCH) and said(
+            PREPARE_INPUTS_WORDS["problem.evaluation"])
 
 
 def _keys_problem(keys):
     for step, slice_keys in enumerate(keys):
         missing = [key for key in KEYS if key not in slice_keys]
         if missing:
-            return text(MESSAGES, "prepare_inputs.problem.missing key",
+            return said(PREPARE_INPUTS_WORDS["problem.missing key"],
                         step=step, key=missing[0])
         if slice_keys["old_per_token_logps"] != "None":
-            return text(MESSAGES, "prepare_inputs.problem.none kept",
+            return said(PREPARE_INPUTS_WORDS["problem.none kept"],
                         step=step)
         if slice_keys["completion_ids"] != BATCH:
-            return text(MESSAGES, "prepare_inputs.problem.slice size",
+            return said(PREPARE_INPUTS_WORDS["problem.slice size"],
                         step=step, count=slice_keys["completion_ids"])
     return None
 
@@ -244,7 +243,189 @@ def _covers(slices, first):
     return sorted(sum(rows, [])) == list(range(first, first + K * BATCH))
 
 
-@exercise("prepare_inputs", stars=3, notebook=NOTEBOOK,
+# What prepare_inputs's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint), its judge's lines.
+PREPARE_INPUTS_WORDS = {
+    "hints": {
+        "en": ["Generate only when self._step % k == 0 (or the buffer is "
+               "empty): self._generate_and_score(generation_batch). In "
+               "between, serve from the buffer.",
+               "Use the step, then count it: choose the slice "
+               "self._buffer[self._step % k], and only then self._step += 1 "
+               "— every call, or the buffer is refilled at the wrong step.",
+               "Cut the generated batch into k slices of equal size, keeping "
+               "every key (None stays None) in each slice.",
+               "Shuffle the rows before cutting, with one order for every "
+               "key: order = torch.randperm(n), then value[rows] for rows in "
+               "order.chunk(k). Each slice mixes prompts, and row i of every "
+               "key is still the same completion.",
+               "In eval mode (not self.model.training), generate greedily "
+               "and serve everything: no buffer."],
+        "ja": ["self._step % k == 0 のとき (またはバッファーが空のとき) "
+               "だけ生成します: self._generate_and_score(generation_batch)。"
+               "その間はバッファーから供給します。",
+               "ステップを使ってから数えます: スライス self._buffer[self._ste"
+               "p % k] を選び、そのあとで self._step += 1。"
+               "毎回の呼び出しでそうしないと、バッファーが間違ったステップで"
+               "補充されます。",
+               "生成したバッチを同じ大きさの k 個のスライスに切り、"
+               "各スライスにすべてのキーを残します (None は None のまま)。",
+               "切る前に、すべてのキーで同じ順序で行をシャッフルします: "
+               "order = torch.randperm(n)、そして order.chunk(k) の rows "
+               "ごとに value[rows]。各スライスにプロンプトが混ざり、"
+               "どのキーの行 i も同じ補完のままです。",
+               "評価モード (self.model.training でない) "
+               "では貪欲に生成してすべてを供給します: "
+               "バッファーは使いません。"]},
+    "generates_every_step": {
+        "en": ("generates every step",
+               "the buffer is refilled at each call, so k slices never share "
+               "one generate()",
+               "generate only when self._step % k == 0"),
+        "ja": ("毎ステップ生成する",
+               "呼び出しごとにバッファーが補充されるので、k 個のスライスが 1 "
+               "回の generate() を共有することがありません",
+               "self._step % k == 0 のときだけ生成してください")},
+    "no_eval_branch": {
+        "en": ("no eval branch",
+               "evaluation then samples and serves one slice: held-out "
+               "answers must be greedy and complete",
+               "first: if not self.model.training: return "
+               "self._generate_and_score(generation_batch, greedy=True)"),
+        "ja": ("評価の分岐がない",
+               "これでは評価でもサンプリングしてスライスを 1 "
+               "つだけ供給します: held-out の回答は貪欲で、"
+               "すべてそろっている必要があります",
+               "最初に: if not self.model.training: return "
+               "self._generate_and_score(generation_batch, greedy=True)")},
+    "step_never_counted": {
+        "en": ("step never counted",
+               "self._step stays 0, so every step generates anew and serves "
+               "slice 0 — k brings no saving at all",
+               "add self._step += 1 before returning the slice"),
+        "ja": ("ステップを数えていない",
+               "self._step が 0 のままなので、毎ステップ新たに生成してスライ"
+               "ス 0 を供給します: k による節約がまったくありません",
+               "スライスを返す前に self._step += 1 を加えてください")},
+    "none_values_dropped": {
+        "en": ("None values dropped",
+               "compute_loss reads inputs['old_per_token_logps'] even when "
+               "it is None: a missing key is a KeyError two cells later",
+               "keep every key: None if value is None else value[rows]"),
+        "ja": ("None の値を落とした",
+               "compute_loss は None のときでも inputs['old_per_token_logps']"
+               " を読みます: キーがないと 2 セル後に KeyError になります",
+               "すべてのキーを残します: None if value is None else "
+               "value[rows]")},
+    "keys_shuffled_apart": {
+        "en": ("keys shuffled apart",
+               "each key got its own order, so a slice's completion_ids, "
+               "masks and advantages belong to different completions: it "
+               "trains, on nonsense",
+               "one order = torch.randperm(n) for the batch, then "
+               "value[rows] for every key"),
+        "ja": ("キーごとにばらばらにシャッフルした",
+               "キーごとに別の順序になったので、スライスの completion_ids, "
+               "マスク, アドバンテージが別々の補完のものになります: "
+               "学習は進みますが、でたらめなデータでです",
+               "バッチに 1 つの order = torch.randperm(n)、"
+               "そしてすべてのキーで value[rows]")},
+    "refilled_on_wrong_step": {
+        "en": ("refilled on the wrong step",
+               "counting the step before using it generates at steps 0, 2, 5 "
+               "instead of 0, 3: one generation comes from the old prompts "
+               "and slices go unserved",
+               "test self._step % k and serve self._buffer[self._step % k] "
+               "first, then self._step += 1"),
+        "ja": ("間違ったステップで補充した",
+               "ステップを使う前に数えると、0, 3 ではなく 0, 2, 5 "
+               "で生成します: 1 回の生成は古いプロンプトから行われ、"
+               "供給されないスライスが出ます",
+               "先に self._step % k を調べて self._buffer[self._step % k] "
+               "を供給し、そのあとで self._step += 1")},
+    "not_shuffled": {
+        "en": ("not shuffled",
+               "each slice then holds whole groups in generation order: with "
+               "GA < k, an optimizer step sees only a few prompts (TRL "
+               "shuffles, shuffle_sequence_dict)",
+               "order = torch.randperm(n), then value[rows] for rows in "
+               "order.chunk(k)"),
+        "ja": ("シャッフルしていない",
+               "これでは各スライスが生成順のグループをまるごと持ちます: GA < "
+               "k では、オプティマイザのステップがわずかなプロンプトしか見ま"
+               "せん (TRL は shuffle_sequence_dict でシャッフルします)",
+               "order = torch.randperm(n)、そして order.chunk(k) の rows "
+               "ごとに value[rows]")},
+    "problem.step": {
+        "en": "after 6 steps self._step is {steps}, not 6: count every call "
+              "with self._step += 1",
+        "ja": "6 ステップ後の self._step が 6 ではなく {steps} です: "
+              "毎回の呼び出しを self._step += 1 で数えてください"},
+    "problem.when": {
+        "en": "with steps_per_generation=3, generation should run at steps 0 "
+              "and 3, when a new big batch comes; yours ran at steps {when}",
+        "ja": "steps_per_generation=3 では、"
+              "新しい大きなバッチが来るステップ 0 と 3 で生成するべきです。"
+              "あなたのコードはステップ {when} で生成しました"},
+    "problem.kind": {
+        "en": "_prepare_inputs returned a {kind}: serve a dict, one slice of "
+              "the generated batch",
+        "ja": "_prepare_inputs が {kind} を返しました: 生成したバッチの 1 "
+              "スライスを dict で供給してください"},
+    "problem.aligned": {
+        "en": "step {step}'s slice: row i of one key is not row i of another "
+              "— shuffle every key with the same order (one torch.randperm, "
+              "then value[rows] for each key)",
+        "ja": "ステップ {step} のスライス: あるキーの行 i が別のキーの行 i "
+              "と対応していません。すべてのキーを同じ順序でシャッフルしてく"
+              "ださい (torch.randperm を 1 回、そして各キーで value[rows])"},
+    "problem.covered": {
+        "en": "the 3 slices of each generation should cover its 24 "
+              "completions once each",
+        "ja": "各生成の 3 つのスライスは、その 24 個の補完をちょうど 1 "
+              "回ずつ含むべきです"},
+    "problem.mixed": {
+        "en": "each slice holds whole groups in the order they were "
+              "generated: shuffle the rows before cutting (order = "
+              "torch.randperm(n)), as TRL's shuffle_sequence_dict does",
+        "ja": "各スライスが生成順のグループをまるごと持っています: TRL の "
+              "shuffle_sequence_dict のように、"
+              "切る前に行をシャッフルしてください (order = torch.randperm(n)"
+              ")"},
+    "problem.evaluation": {
+        "en": "in evaluation (model.training is False) generate greedily and "
+              "serve it all: return self._generate_and_score(batch, "
+              "greedy=True)",
+        "ja": "評価 (model.training が False) "
+              "では貪欲に生成してすべてを供給します: return "
+              "self._generate_and_score(batch, greedy=True)"},
+    "problem.missing key": {
+        "en": "step {step}'s slice has no key {key!r}: keep every key of the "
+              "generated batch, None values too",
+        "ja": "ステップ {step} のスライスにキー {key!r} がありません: "
+              "生成したバッチのすべてのキーを、None "
+              "の値も含めて残してください"},
+    "problem.none kept": {
+        "en": "step {step}'s old_per_token_logps should stay None (None if "
+              "value is None else value[rows])",
+        "ja": "ステップ {step} の old_per_token_logps は None "
+              "のままであるべきです (None if value is None else value[rows])"},
+    "problem.slice size": {
+        "en": "step {step} got {count} completions; each step gets a slice "
+              "of per_device_train_batch_size=8",
+        "ja": "ステップ {step} は {count} 個の補完を受け取りました: "
+              "各ステップは per_device_train_batch_size=8 "
+              "のスライスを受け取ります"},
+    "judge.passed": {
+        "en": "one generation every 3 steps, 3 shuffled slices that cover it,"
+              " every key aligned",
+        "ja": "3 ステップごとに 1 回の生成、それを覆うシャッフル済みの 3 "
+              "スライス、すべてのキーがそろっています"},
+}
+
+
+@exercise("prepare_inputs", words=PREPARE_INPUTS_WORDS,
+          stars=3, notebook=NOTEBOOK,
           kit_code=("kit.trainers:GRPOTrainer._prepare_inputs",),
           answer=GRPOTrainer, solution=MyBufferedTrainer,
           method="_prepare_inputs",
@@ -271,4 +452,4 @@ def observe_prepare_inputs(candidate):
 
 def _judge_slices(seen):
     judge_facts(seen, "_prepare_inputs")
-    return text(MESSAGES, "prepare_inputs.judge.passed")
+    return said(PREPARE_INPUTS_WORDS["judge.passed"])

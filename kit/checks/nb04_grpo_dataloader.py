@@ -10,7 +10,7 @@ from kit import tasks
 from kit.checks.compare import Mismatch, Raised, attempt, describe_error
 from kit.checks.core import Mistake, exercise, paused
 from kit.checks.messages import MESSAGES
-from kit.i18n import text
+from kit.i18n import said, text
 from kit.models import load_policy
 from kit.trainers import GRPOConfig, GRPOTrainer
 
@@ -122,27 +122,151 @@ def _loader_facts(trainers):
         firsts.append((loader, [next(batches) for _ in range(k)]))
     rows = tuple(len(first[0]) for _, first in firsts)
     wanted = tuple(c["batch"] * c["k"] for c in LOADERS)
-    yield "rows in a batch", rows, rows != wanted and text(
-        MESSAGES, "get_train_dataloader.problem.rows", first=rows[0],
+    yield "rows in a batch", rows, rows != wanted and said(
+        GET_TRAIN_DATALOADER_WORDS["problem.rows"], first=rows[0],
         second=rows[1])
     grouped = tuple(_in_groups([row["prompt"] for row in first[0]], c["G"])
                     for (_, first), c in zip(firsts, LOADERS))
-    yield "each prompt G times in a row", grouped, not all(grouped) and text(
-        MESSAGES, "get_train_dataloader.problem.grouped")
+    yield "each prompt G times in a row", grouped, not all(grouped) and said(
+        GET_TRAIN_DATALOADER_WORDS["problem.grouped"])
     repeated = tuple(all(b == first[0] for b in first) for _, first in firsts)
-    yield "the same batch k times", repeated, not all(repeated) and text(
-        MESSAGES, "get_train_dataloader.problem.repeated")
+    yield "the same batch k times", repeated, not all(repeated) and said(
+        GET_TRAIN_DATALOADER_WORDS["problem.repeated"])
     prepared = tuple(type(loader).__module__.startswith("accelerate")
                      for loader, _ in firsts)
-    yield "prepared by accelerate", prepared, not all(prepared) and text(
-        MESSAGES, "get_train_dataloader.problem.prepared")
+    yield "prepared by accelerate", prepared, not all(prepared) and said(
+        GET_TRAIN_DATALOADER_WORDS["problem.prepared"])
 
 
 def _in_groups(prompts, G):
     return all(prompts[i] == prompts[i - i % G] for i in range(len(prompts)))
 
 
-@exercise("get_train_dataloader", stars=2, notebook=NOTEBOOK,
+# What get_train_dataloader's checker says, English beside Japanese: its hint
+# ladder (gentlest first), each mistake's (title, why, hint), its judge's
+# lines.
+GET_TRAIN_DATALOADER_WORDS = {
+    "hints": {
+        "en": ["Start from the stock method: it returns "
+               "self._get_dataloader(...) with batch_size=self._train_batch_s"
+               "ize — so accelerate prepares the loader, as for any Trainer.",
+               "Multiply that batch size by self.args.steps_per_generation: "
+               "one batch holds the completions of k steps.",
+               "The factor is k exactly: not num_generations (the batch size "
+               "already counts completions), not k + 1, not "
+               "gradient_accumulation_steps (often equal to k, not always).",
+               "Keep sampler_fn=self._get_train_sampler: the sampler "
+               "repeats each prompt G times and each big batch k times."],
+        "ja": ["元のメソッドから始めます: batch_size=self._train_batch_size "
+               "で self._get_dataloader(...) を返します。こうすると、どの "
+               "Trainer とも同じように accelerate がローダーを準備します。",
+               "そのバッチサイズに self.args.steps_per_generation を掛けます:"
+               " 1 つのバッチが k ステップ分の補完を持ちます。",
+               "係数はちょうど k です: num_generations "
+               "(バッチサイズはすでに補完を数えています) でも、k + 1 でも、"
+               "gradient_accumulation_steps (k と等しいことが多いが、"
+               "いつもではない) でもありません。",
+               "sampler_fn=self._get_train_sampler は残します: "
+               "サンプラーが各プロンプトを G 回、各大きなバッチを k "
+               "回繰り返します。"]},
+    "no_times_k": {
+        "en": ("no ×k",
+               "one batch must hold the prompts of k steps: the stock batch "
+               "size serves one",
+               "batch_size=self._train_batch_size * self.args.steps_per_gene"
+               "ration"),
+        "ja": ("×k がない",
+               "1 つのバッチが k ステップ分のプロンプトを持つ必要があります: "
+               "元のバッチサイズでは 1 ステップ分です",
+               "batch_size=self._train_batch_size * "
+               "self.args.steps_per_generation")},
+    "times_G": {
+        "en": ("×G",
+               "num_generations is already in the batch size (it counts "
+               "completions); the batch grows with the steps it serves, k",
+               "multiply by self.args.steps_per_generation, not "
+               "num_generations"),
+        "ja": ("×G",
+               "num_generations はすでにバッチサイズに入っています "
+               "(補完を数えるので)。バッチは供給するステップ数 k "
+               "に応じて大きくなります",
+               "num_generations ではなく self.args.steps_per_generation "
+               "を掛けてください")},
+    "times_k_plus_1": {
+        "en": ("×(k+1)",
+               "a batch serves k steps, not k + 1: the extra slice is "
+               "generated and never trained on",
+               "multiply by self.args.steps_per_generation alone"),
+        "ja": ("×(k+1)",
+               "1 つのバッチが供給するのは k + 1 ではなく k ステップです: "
+               "余分なスライスは生成されても学習に使われません",
+               "self.args.steps_per_generation だけを掛けてください")},
+    "times_GA": {
+        "en": ("×GA",
+               "gradient_accumulation_steps counts micro-steps per optimizer "
+               "step; the buffer serves steps_per_generation of them (k = GA "
+               "is only the default)",
+               "multiply by self.args.steps_per_generation"),
+        "ja": ("×GA",
+               "gradient_accumulation_steps "
+               "はオプティマイザのステップあたりのマイクロステップ数です。"
+               "バッファーが供給するのは steps_per_generation 回分です (k = "
+               "GA は既定値にすぎません)",
+               "self.args.steps_per_generation を掛けてください")},
+    "no_sampler": {
+        "en": ("no sampler",
+               "without GRPO's sampler each prompt comes once: no groups of "
+               "G, no batch served k times",
+               "pass sampler_fn=self._get_train_sampler"),
+        "ja": ("サンプラーがない",
+               "GRPO のサンプラーがないと各プロンプトは 1 回しか来ません: G "
+               "個のグループも、k 回供給されるバッチもありません",
+               "sampler_fn=self._get_train_sampler を渡してください")},
+    "plain_dataloader": {
+        "en": ("a plain DataLoader",
+               "the Trainer's loaders go through accelerate (devices, "
+               "several processes, resuming)",
+               "build it with self._get_dataloader(...), as the stock "
+               "method does"),
+        "ja": ("素の DataLoader",
+               "Trainer のローダーは accelerate を通ります (デバイス、"
+               "複数プロセス、再開)",
+               "元のメソッドと同じく self._get_dataloader(...) "
+               "で作ってください")},
+    "problem.rows": {
+        "en": "a batch holds {first} rows with per_device_train_batch_size=8,"
+              " steps_per_generation=3 (and {second} with 4 and 2): it "
+              "should hold 8 × 3 = 24 (and 4 × 2 = 8), the completions of k "
+              "steps",
+        "ja": "per_device_train_batch_size=8, steps_per_generation=3 "
+              "でバッチが {first} 行です (4 と 2 では {second} 行): k "
+              "ステップ分の補完として 8 × 3 = 24 行 (と 4 × 2 = 8 行) "
+              "であるべきです"},
+    "problem.grouped": {
+        "en": "each prompt should come num_generations times in a row: use "
+              "sampler_fn=self._get_train_sampler",
+        "ja": "各プロンプトは num_generations 回続けて来るべきです: "
+              "sampler_fn=self._get_train_sampler を使ってください"},
+    "problem.repeated": {
+        "en": "the same big batch should come steps_per_generation times, "
+              "once per step it serves: use sampler_fn=self._get_train_sample"
+              "r",
+        "ja": "同じ大きなバッチが steps_per_generation 回、"
+              "供給するステップごとに 1 回来るべきです: sampler_fn=self._get"
+              "_train_sampler を使ってください"},
+    "problem.prepared": {
+        "en": "a plain DataLoader: build it with self._get_dataloader(...) "
+              "so accelerate prepares it",
+        "ja": "素の DataLoader です: accelerate が準備するよう "
+              "self._get_dataloader(...) で作ってください"},
+    "judge.passed": {
+        "en": "one batch of 24 = 8 × 3, served for 3 steps (and 8 = 4 × 2)",
+        "ja": "24 = 8 × 3 の 1 バッチを 3 ステップ供給します (と 8 = 4 × 2)"},
+}
+
+
+@exercise("get_train_dataloader", words=GET_TRAIN_DATALOADER_WORDS,
+          stars=2, notebook=NOTEBOOK,
           kit_code=("kit.trainers:GRPOTrainer.get_train_dataloader",),
           answer=GRPOTrainer, solution=MyGRPOTrainer,
           method="get_train_dataloader",
@@ -163,4 +287,4 @@ def observe_get_train_dataloader(candidate):
 
 def _judge_batches(seen):
     judge_facts(seen, "dataloader")
-    return text(MESSAGES, "get_train_dataloader.judge.passed")
+    return said(GET_TRAIN_DATALOADER_WORDS["judge.passed"])
