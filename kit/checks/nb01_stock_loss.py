@@ -106,36 +106,36 @@ CAUSAL_LM_LOSS_WORDS = {
                "The Trainer calls .backward() on your loss: keep it "
                "attached to the logits, with no .detach(), .item() or "
                "torch.no_grad()."],
-        "ja": ["位置 t はトークン t+1 を予測します: "
-               "ロジットの最後の位置とラベルの最初の位置を落としてください。",
-               "F.cross_entropy は (N, V) のスコアと (N,) "
-               "のターゲットを受け取ります: 両方を .reshape(-1, V) と "
-               ".reshape(-1) で平らにしてください。",
-               "ラベルの -100 はそのままにします: ignore_index=-100 "
-               "がプロンプトとパディングを飛ばし、既定の reduction='mean' "
-               "がバッチ全体のラベル付きトークンで 1 つの平均を取ります "
-               "(行ごとでも合計でもありません)。",
-               "Trainer はあなたの損失に .backward() を呼びます: .detach(),"
-               " .item() や torch.no_grad() を使わず、"
-               "ロジットにつながったままにしてください。"]},
+        "ja": ["位置 t はトークン t+1 を予測します: ロジットの最後の位置とラ"
+               "ベルの最初の位置を落としてください。",
+               "F.cross_entropy は (N, V) のスコアと (N,) のターゲットを受け"
+               "取ります: 両方を .reshape(-1, V) と .reshape(-1) で平らにして"
+               "ください。",
+               "ラベルの -100 はそのままにします: ignore_index=-100 がプロン"
+               "プトとパディングを飛ばし、既定の reduction='mean' がバッチ全"
+               "体のラベル付きトークンで 1 つの平均を取ります (行ごとでも合計"
+               "でもありません)。",
+               "Trainer はあなたの損失に .backward() を呼びます: "
+               ".detach(), .item() や torch.no_grad() を使わず、ロジットに"
+               "つながったままにしてください。"]},
     "not_shifted": {
         "en": ("not shifted",
                "position t must predict token t+1, so drop the last logit "
                "and the first label",
                "compare logits[:, :-1] with labels[:, 1:]"),
         "ja": ("ずらしていない",
-               "位置 t はトークン t+1 を予測するので、"
-               "最後のロジットと最初のラベルを落とします",
+               "位置 t はトークン t+1 を予測するので、最後のロジットと最初の"
+               "ラベルを落とします",
                "logits[:, :-1] と labels[:, 1:] を比べてください")},
     "shifted_wrong_way": {
         "en": ("shifted the wrong way",
                "logits[:, 1:] against labels[:, :-1] asks each position for "
                "the token *before* it",
-               "drop the *last* logit and the *first* label: logits[:, :-1],"
-               " labels[:, 1:]"),
+               "drop the *last* logit and the *first* label: logits[:, "
+               ":-1], labels[:, 1:]"),
         "ja": ("逆向きにずらした",
-               "logits[:, 1:] と labels[:, :-1] では、各位置に *前の* "
-               "トークンを予測させることになります",
+               "logits[:, 1:] と labels[:, :-1] では、各位置に *前の* トーク"
+               "ンを予測させることになります",
                "*最後の* ロジットと *最初の* ラベルを落とします: logits[:, "
                ":-1], labels[:, 1:]")},
     "minus_100_counted": {
@@ -144,10 +144,10 @@ CAUSAL_LM_LOSS_WORDS = {
                "is too small",
                "average over labelled tokens only: ignore_index=-100 does it"),
         "ja": ("-100 を数えた",
-               "プロンプトとパディングの位置が平均に入り、"
-               "損失が小さくなりすぎます",
-               "ラベル付きトークンだけで平均します: ignore_index=-100 "
-               "がそうします")},
+               "プロンプトとパディングの位置が平均に入り、損失が小さくなりす"
+               "ぎます",
+               "ラベル付きトークンだけで平均します: ignore_index=-100 がそ"
+               "うします")},
     "minus_100_as_token_0": {
         "en": ("-100 read as token 0",
                "replacing -100 by 0 makes every prompt and padding position "
@@ -157,8 +157,8 @@ CAUSAL_LM_LOSS_WORDS = {
         "ja": ("-100 をトークン 0 として読んだ",
                "-100 を 0 に置き換えると、プロンプトとパディングのすべての位"
                "置がターゲット (トークン 0) になり、平均に入ります",
-               "ラベルの -100 はそのままにします: F.cross_entropy "
-               "が飛ばします (ignore_index=-100)")},
+               "ラベルの -100 はそのままにします: F.cross_entropy が飛ばし"
+               "ます (ignore_index=-100)")},
     "per_sequence_mean": {
         "en": ("per-sequence mean",
                "a mean per row, then over rows, gives a short answer's "
@@ -168,18 +168,18 @@ CAUSAL_LM_LOSS_WORDS = {
         "ja": ("系列ごとの平均",
                "行ごとに平均してから行で平均すると、短い回答のトークンが長い"
                "回答のトークンより重くなります",
-               "バッチのラベル付きトークン全体で 1 つの平均を取ります: "
-               "先に平らにしてから F.cross_entropy")},
+               "バッチのラベル付きトークン全体で 1 つの平均を取ります: 先に"
+               "平らにしてから F.cross_entropy")},
     "sum_not_divided": {
         "en": ("sum without dividing",
                "a sum grows with the number of tokens: the loss should be a "
                "mean",
                "keep F.cross_entropy's default reduction='mean'"),
         "ja": ("割らずに合計",
-               "合計はトークン数とともに大きくなります: "
-               "損失は平均であるべきです",
-               "F.cross_entropy の既定の reduction='mean' "
-               "のままにしてください")},
+               "合計はトークン数とともに大きくなります: 損失は平均であるべき"
+               "です",
+               "F.cross_entropy の既定の reduction='mean' のままにしてくだ"
+               "さい")},
     "detached": {
         "en": ("detached loss",
                "the loss carries no gradient (.detach(), .item() or "
@@ -190,8 +190,8 @@ CAUSAL_LM_LOSS_WORDS = {
                "損失が勾配を持っていません (.detach(), .item() や "
                "torch.no_grad()) ので、学習は 'element 0 of tensors does not "
                "require grad' で止まります",
-               "autograd を有効にしたまま、F.cross_entropy "
-               "が返すテンソルを返してください")},
+               "autograd を有効にしたまま、F.cross_entropy が返すテンソルを"
+               "返してください")},
 }
 
 
@@ -340,34 +340,34 @@ COMPUTE_LOSS_WORDS = {
                "nothing else (it already spans every micro-batch).",
                "The Trainer calls .backward() on the loss: compute it with "
                "autograd on, no .detach(), .item() or torch.no_grad()."],
-        "ja": ["`inputs` からラベルを取り出し (inputs.pop('labels'))、"
-               "model(**inputs) を実行して outputs.logits "
-               "をあなたの損失に渡してください。",
+        "ja": ["`inputs` からラベルを取り出し "
+               "(inputs.pop('labels'))、model(**inputs) を実行して "
+               "outputs.logits をあなたの損失に渡してください。",
                "損失だけを返すか、return_outputs が True のときは (loss, "
                "outputs) を返します: evaluate() は両方を求めます。",
-               "num_items_in_batch は勾配累積したバッチ全体のトークン数、"
-               "または None (評価時) です: 平均なら無視してかまいません。"
-               "合計は、与えられたときだけそれで割り、ほかの数では割りません "
-               "(すでにすべてのマイクロバッチにわたります)。",
-               "Trainer は損失に .backward() を呼びます: autograd "
-               "を有効にしたまま計算し、.detach(), .item() や "
-               "torch.no_grad() は使わないでください。"]},
+               "num_items_in_batch は勾配累積したバッチ全体のトークン数、また"
+               "は None (評価時) です: 平均なら無視してかまいません。合計は、"
+               "与えられたときだけそれで割り、ほかの数では割りません (すでに"
+               "すべてのマイクロバッチにわたります)。",
+               "Trainer は損失に .backward() を呼びます: autograd を有効に"
+               "したまま計算し、.detach(), .item() や torch.no_grad() は使"
+               "わないでください。"]},
     "always_tuple": {
         "en": ("always a tuple",
                "training calls compute_loss with return_outputs=False and "
                "wants the loss alone",
                "return (loss, outputs) if return_outputs else loss"),
         "ja": ("いつもタプル",
-               "学習は return_outputs=False で compute_loss を呼び、"
-               "損失だけを求めます",
+               "学習は return_outputs=False で compute_loss を呼び、損失だけ"
+               "を求めます",
                "return (loss, outputs) if return_outputs else loss")},
     "ignores_return_outputs": {
         "en": ("ignores return_outputs",
                "evaluate() asks for (loss, outputs) with return_outputs=True",
                "return (loss, outputs) if return_outputs else loss"),
         "ja": ("return_outputs を無視",
-               "evaluate() は return_outputs=True で (loss, outputs) "
-               "を求めます",
+               "evaluate() は return_outputs=True で (loss, outputs) を求めま"
+               "す",
                "return (loss, outputs) if return_outputs else loss")},
     "divides_by_none": {
         "en": ("divides by a None num_items_in_batch",
@@ -376,10 +376,10 @@ COMPUTE_LOSS_WORDS = {
                "divide by num_items_in_batch only when it is given; else "
                "take the mean"),
         "ja": ("None の num_items_in_batch で割る",
-               "評価時 (と学習以外のすべての呼び出し) には num_items_in_batch"
-               "=None が渡されます",
-               "num_items_in_batch は与えられたときだけそれで割り、"
-               "そうでなければ平均を取ってください")},
+               "評価時 (と学習以外のすべての呼び出し) には "
+               "num_items_in_batch=None が渡されます",
+               "num_items_in_batch は与えられたときだけそれで割り、そうでな"
+               "ければ平均を取ってください")},
     "divides_by_ga_too": {
         "en": ("divides by the accumulation steps too",
                "num_items_in_batch already counts the tokens of every "
@@ -388,41 +388,41 @@ COMPUTE_LOSS_WORDS = {
                "divide the summed loss by num_items_in_batch alone"),
         "ja": ("勾配累積のステップ数でも割る",
                "num_items_in_batch はすでにすべてのマイクロバッチのトークンを"
-               "数えています: gradient_accumulation_steps でも割ると、"
-               "ステップが GA 分の 1 に小さくなります",
+               "数えています: gradient_accumulation_steps でも割ると、ステッ"
+               "プが GA 分の 1 に小さくなります",
                "合計した損失を num_items_in_batch だけで割ってください")},
     "detached": {
         "en": ("detached loss",
-               "the loss carries no gradient to the model (.detach(), .item()"
-               " or torch.no_grad()), so training stops with 'element 0 of "
-               "tensors does not require grad'",
+               "the loss carries no gradient to the model (.detach(), "
+               ".item() or torch.no_grad()), so training stops with 'element "
+               "0 of tensors does not require grad'",
                "run the model and the loss with autograd on, and return the "
                "loss tensor itself"),
         "ja": ("切り離された損失",
                "損失がモデルへの勾配を持っていません (.detach(), .item() や "
                "torch.no_grad()) ので、学習は 'element 0 of tensors does not "
                "require grad' で止まります",
-               "autograd を有効にしたままモデルと損失を計算し、"
-               "損失のテンソルそのものを返してください")},
+               "autograd を有効にしたままモデルと損失を計算し、損失のテンソ"
+               "ルそのものを返してください")},
     "judge.init": {
         "en": "{name}(model=..., args=..., processing_class=...) raised "
               "{error}: its __init__ must take the Trainer's arguments",
         "ja": "{name}(model=..., args=..., processing_class=...) が {error} "
-              "を送出しました: __init__ は Trainer "
-              "の引数を受け取る必要があります"},
+              "を送出しました: __init__ は Trainer の引数を受け取る必要があ"
+              "ります"},
     "judge.passed": {
         "en": "{verdict} against the model's own loss",
         "ja": "{verdict} (モデル自身の損失と比較)"},
     "judge.ahead": {
         "en": "{verdict}, and it honours num_items_in_batch: a step ahead of "
               "this exercise",
-        "ja": "{verdict}。さらに num_items_in_batch にも従っています: "
-              "この演習の一歩先です"},
+        "ja": "{verdict}。さらに num_items_in_batch にも従っています: この演"
+              "習の一歩先です"},
     "judge.tuple": {
         "en": "with return_outputs=False, return the loss alone, not a tuple "
               "({name})",
-        "ja": "return_outputs=False のときは、"
-              "タプルではなく損失だけを返してください ({name})"},
+        "ja": "return_outputs=False のときは、タプルではなく損失だけを返して"
+              "ください ({name})"},
     "judge.both": {
         "en": "with return_outputs=True, return (loss, outputs)",
         "ja": "return_outputs=True のときは (loss, outputs) を返してください"},

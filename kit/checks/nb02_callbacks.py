@@ -114,16 +114,15 @@ STOP_CALLBACK_WORDS = {
                "Set control.should_training_stop = True (should_epoch_stop "
                "only ends the epoch) once the loss is below the target, and "
                "return control."],
-        "ja": ["on_log(self, args, state, control, logs=None, **kwargs) "
-               "をオーバーライドしてください: Trainer はログ (数の dict) "
-               "ごとにこれを呼びます。",
+        "ja": ["on_log(self, args, state, control, logs=None, **kwargs) をオ"
+               "ーバーライドしてください: Trainer はログ (数の dict) ごとにこ"
+               "れを呼びます。",
                "すべてのログに 'loss' があるわけではありません (評価のログ、"
-               "最後のまとめ): logs.get('loss') で読み、None "
-               "ならそのログを飛ばしてください。ない損失を 0 "
-               "と読まないでください。",
+               "最後のまとめ): logs.get('loss') で読み、None ならそのログを飛"
+               "ばしてください。ない損失を 0 と読まないでください。",
                "損失が目標を下回ったら control.should_training_stop = True "
-               "にして (should_epoch_stop はエポックを終えるだけです)、"
-               "control を返してください。"]},
+               "にして (should_epoch_stop はエポックを終えるだけで"
+               "す)、control を返してください。"]},
     "loss_on_eval_log": {
         "en": ("logs[\"loss\"] on an eval log",
                "evaluation logs and the final summary have no 'loss' key, so "
@@ -131,18 +130,18 @@ STOP_CALLBACK_WORDS = {
                "read it with logs.get('loss') and skip the log when it is "
                "None"),
         "ja": ("評価のログで logs[\"loss\"]",
-               "評価のログと最後のまとめには 'loss' キーがないので、"
-               "コールバックが実行を落とします",
-               "logs.get('loss') で読み、None "
-               "ならそのログを飛ばしてください")},
+               "評価のログと最後のまとめには 'loss' キーがないので、コールバ"
+               "ックが実行を落とします",
+               "logs.get('loss') で読み、None ならそのログを飛ばしてくださ"
+               "い")},
     "missing_loss_as_zero": {
         "en": ("a missing loss read as 0",
                "logs.get('loss', 0) makes an evaluation log look like a loss "
                "of 0, so training stops at the first evaluation",
                "logs.get('loss') and skip the log when it is None"),
         "ja": ("ない損失を 0 と読んだ",
-               "logs.get('loss', 0) では評価のログが損失 0 に見えるので、"
-               "最初の評価で学習が止まります",
+               "logs.get('loss', 0) では評価のログが損失 0 に見えるので、最初"
+               "の評価で学習が止まります",
                "logs.get('loss') とし、None ならそのログを飛ばしてください")},
     "should_epoch_stop": {
         "en": ("should_epoch_stop",
@@ -161,8 +160,8 @@ STOP_CALLBACK_WORDS = {
     "judge.epoch": {
         "en": "after the log {log} it set should_epoch_stop: that does not "
               "stop training",
-        "ja": "ログ {log} のあと should_epoch_stop を設定しました: "
-              "これでは学習は止まりません"},
+        "ja": "ログ {log} のあと should_epoch_stop を設定しました: これでは"
+              "学習は止まりません"},
     "judge.stopped": {
         "en": "with target 1.0 it stopped after the log {log}",
         "ja": "target 1.0 で、ログ {log} のあと止まりました"},
@@ -283,12 +282,10 @@ CALLBACK_OR_SUBCLASS_WORDS = {
                "must it change *what* the loop computes?",
                "Callbacks get the state and may set control flags; they "
                "never see the loss tensor or the batch before it is used."],
-        "ja": ["こう問いましょう: その依頼はループ (いつ) を *見る* "
-               "だけでよいのか、ループが *何を* 計算するかを変えなければなら"
-               "ないのか?",
-               "コールバックは状態を受け取り、制御フラグを設定できます。"
-               "損失のテンソルや、使われる前のバッチを見ることはありません"
-               "。"]},
+        "ja": ["こう問いましょう: その依頼はループ (いつ) を *見る* だけでよ"
+               "いのか、ループが *何を* 計算するかを変えなければならないのか?",
+               "コールバックは状態を受け取り、制御フラグを設定できます。損"
+               "失のテンソルや、使われる前のバッチを見ることはありません。"]},
     "stub": {
         "en": "answer each request with 'callback' or 'subclass' in place of "
               "its '?'",
@@ -296,13 +293,12 @@ CALLBACK_OR_SUBCLASS_WORDS = {
     "judge.undecided": {
         "en": "{count} requests still undecided, e.g. {first!r} (yours: "
               "{yours!r}): answer 'callback' or 'subclass'",
-        "ja": "{count} 件の依頼がまだ未回答です。例: {first!r} "
-              "(あなたの答え: {yours!r}): 'callback' か 'subclass' "
-              "で答えてください"},
+        "ja": "{count} 件の依頼がまだ未回答です。例: {first!r} (あなたの答"
+              "え: {yours!r}): 'callback' か 'subclass' で答えてください"},
     "judge.wrong": {
         "en": "{count} of {of} wrong, e.g. {first!r} is a {answer}: {why}",
-        "ja": "{of} 件中 {count} 件が誤りです。例: {first!r} は {answer} "
-              "です: {why}"},
+        "ja": "{of} 件中 {count} 件が誤りです。例: {first!r} は {answer} で"
+              "す: {why}"},
     "judge.passed": {
         "en": "all {count} requests placed",
         "ja": "{count} 件の依頼すべてを正しく振り分けました"},

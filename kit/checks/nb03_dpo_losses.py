@@ -90,8 +90,8 @@ LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
 SEQUENCE_LOGPS_WORDS = {
     "hints": {
         "en": ["Same shift as the LM loss: logits[:, :-1] score the tokens "
-               "input_ids[:, 1:], and the mask follows: completion_mask[:, 1:"
-               "].",
+               "input_ids[:, 1:], and the mask follows: completion_mask[:, "
+               "1:].",
                "Stay in log space: log_softmax over the vocabulary, then "
                ".gather(-1, targets.unsqueeze(-1)).squeeze(-1) picks each "
                "token's log-prob. A product of 60 probabilities underflows "
@@ -101,19 +101,18 @@ SEQUENCE_LOGPS_WORDS = {
                "and padding tokens must add nothing.",
                "Keep the graph: no .detach(), no torch.no_grad() — DPO's "
                "gradient flows through these log-probs to the policy."],
-        "ja": ["言語モデルの損失と同じずらし方です: logits[:, :-1] "
-               "がトークン input_ids[:, 1:] を採点し、マスクも合わせます: "
+        "ja": ["言語モデルの損失と同じずらし方です: logits[:, :-1] がトークン"
+               " input_ids[:, 1:] を採点し、マスクも合わせます: "
                "completion_mask[:, 1:]。",
-               "対数のまま計算します: 語彙について log_softmax を取り、"
-               ".gather(-1, targets.unsqueeze(-1)).squeeze(-1) "
-               "で各トークンの対数確率を選びます。60 個の確率の積は 0 "
-               "にアンダーフローしますが、その対数の和はしません。",
-               "マスクを掛けて .sum(-1): 平均ではなく和です。DPO "
-               "は系列全体の対数確率を比べ、プロンプトとパディングのトークン"
-               "は何も足してはいけません。",
-               "計算グラフを残します: .detach() も torch.no_grad() "
-               "も使いません。DPO の勾配はこの対数確率を通って方策に流れま"
-               "す。"]},
+               "対数のまま計算します: 語彙について log_softmax を取り"
+               "、.gather(-1, targets.unsqueeze(-1)).squeeze(-1) で各トークン"
+               "の対数確率を選びます。60 個の確率の積は 0 にアンダーフローし"
+               "ますが、その対数の和はしません。",
+               "マスクを掛けて .sum(-1): 平均ではなく和です。DPO は系列全体の"
+               "対数確率を比べ、プロンプトとパディングのトークンは何も足して"
+               "はいけません。",
+               "計算グラフを残します: .detach() も torch.no_grad() も使いま"
+               "せん。DPO の勾配はこの対数確率を通って方策に流れます。"]},
     "not_shifted": {
         "en": ("not shifted",
                "the logits at t score token t+1, so each token was scored by "
@@ -121,8 +120,8 @@ SEQUENCE_LOGPS_WORDS = {
                "logits[:, :-1] against input_ids[:, 1:], and "
                "completion_mask[:, 1:]"),
         "ja": ("ずらしていない",
-               "位置 t のロジットはトークン t+1 を採点するのに、"
-               "各トークンを自分自身の位置で採点しました",
+               "位置 t のロジットはトークン t+1 を採点するのに、各トークンを"
+               "自分自身の位置で採点しました",
                "logits[:, :-1] と input_ids[:, 1:]、そして "
                "completion_mask[:, 1:]")},
     "prompt_included": {
@@ -132,8 +131,8 @@ SEQUENCE_LOGPS_WORDS = {
                "multiply the token log-probs by completion_mask[:, 1:] "
                "before the sum"),
         "ja": ("プロンプトを含めた",
-               "マスクがないと、プロンプト (とパディング) "
-               "のトークンまで合計されます",
+               "マスクがないと、プロンプト (とパディング) のトークンまで合計"
+               "されます",
                "和を取る前に、トークンの対数確率に completion_mask[:, 1:] "
                "を掛けてください")},
     "mean_not_sum": {
@@ -160,8 +159,8 @@ SEQUENCE_LOGPS_WORDS = {
                "add log-probs instead: log_softmax, gather, then "
                "(token_logps * mask).sum(-1)"),
         "ja": ("積の対数",
-               "長い補完の確率を掛け合わせると float32 "
-               "で表せないほど小さくなります: 積は 0、その対数は -inf です",
+               "長い補完の確率を掛け合わせると float32 で表せないほど小さくな"
+               "ります: 積は 0、その対数は -inf です",
                "代わりに対数確率を足します: log_softmax, gather, そして "
                "(token_logps * mask).sum(-1)")},
     "detached": {
@@ -172,11 +171,10 @@ SEQUENCE_LOGPS_WORDS = {
                "drop the no_grad / .detach(): only the reference model runs "
                "without gradients, in compute_loss"),
         "ja": ("切り離された対数確率",
-               "torch.no_grad() の下で計算した (または .detach() した) "
-               "対数確率は勾配を持たず、DPO はそれで方策を学習できません",
-               "no_grad / .detach() をやめてください: "
-               "勾配なしで実行するのは compute_loss "
-               "の中の参照モデルだけです")},
+               "torch.no_grad() の下で計算した (または .detach() した) 対数確"
+               "率は勾配を持たず、DPO はそれで方策を学習できません",
+               "no_grad / .detach() をやめてください: 勾配なしで実行するの"
+               "は compute_loss の中の参照モデルだけです")},
 }
 
 
@@ -364,18 +362,17 @@ DPO_LOSS_WORDS = {
         "ja": ["まず対数比: chosen は π_c − ref_c、rejected は π_r − ref_r。"
                "方策をつなぎ止めるのは参照モデルです。",
                "マージンは chosen から rejected を引いたもの: (π_c − ref_c) "
-               "− (π_r − ref_r)。逆にすると、方策は rejected "
-               "の回答を好むように学習します。",
-               "β はマージン全体に掛けます: β · (chosen − rejected)。"
-               "公開されたスニペットは chosen の側にだけ掛けています。",
-               "損失は −F.logsigmoid(β · margin) です: σ ではなく σ "
-               "の対数で、前にマイナスが付くので、最小化するとマージンが広が"
-               "ります。",
+               "− (π_r − ref_r)。逆にすると、方策は rejected の回答を好むよう"
+               "に学習します。",
+               "β はマージン全体に掛けます: β · (chosen − rejected)。公開され"
+               "たスニペットは chosen の側にだけ掛けています。",
+               "損失は −F.logsigmoid(β · margin) です: σ ではなく σ の対数で"
+               "、前にマイナスが付くので、最小化するとマージンが広がります。",
                "ペアごとに 1 つの損失、形状 (B,) を勾配付きで残します: "
                ".mean() はしません (トレーナーが勾配累積したステップ全体のペ"
                "ア数で割ります)。損失に .detach() もしません。",
-               "報酬 β · log-ratio はログに記録するだけです: .detach() "
-               "してください。"]},
+               "報酬 β · log-ratio はログに記録するだけです: .detach() して"
+               "ください。"]},
     "published_snippet": {
         "en": ("the published snippet",
                "β·chosen − rejected multiplies only the chosen side by β",
@@ -391,8 +388,8 @@ DPO_LOSS_WORDS = {
         "ja": ("ペアごとの損失ではなく .mean()",
                "トレーナーは損失を合計し、勾配累積したステップ全体のペア数で"
                "割ります",
-               "ペアごとに 1 つの損失、形状 (B,) を返します: .mean() "
-               "はしません")},
+               "ペアごとに 1 つの損失、形状 (B,) を返します: .mean() はしま"
+               "せん")},
     "rewards_not_detached": {
         "en": ("rewards not detached",
                "the rewards are only logged; attached, they keep the graph "
@@ -409,20 +406,20 @@ DPO_LOSS_WORDS = {
                "logging)",
                "return the losses as computed; .detach() only the rewards"),
         "ja": ("損失を切り離した",
-               "Trainer が .backward() を呼ぶのは損失です: "
-               "切り離すと勾配を持ちません (ログ用なのは報酬だけです)",
-               "損失は計算したまま返し、.detach() "
-               "するのは報酬だけにしてください")},
+               "Trainer が .backward() を呼ぶのは損失です: 切り離すと勾配を持"
+               "ちません (ログ用なのは報酬だけです)",
+               "損失は計算したまま返し、.detach() するのは報酬だけにしてく"
+               "ださい")},
     "no_reference": {
         "en": ("no reference",
                "the log-ratios are π − ref: without the reference nothing "
                "anchors the policy",
                "subtract ref_chosen_logps and ref_rejected_logps first"),
         "ja": ("参照モデルがない",
-               "対数比は π − ref です: 参照モデルがないと、"
-               "方策をつなぎ止めるものがありません",
-               "先に ref_chosen_logps と ref_rejected_logps "
-               "を引いてください")},
+               "対数比は π − ref です: 参照モデルがないと、方策をつなぎ止める"
+               "ものがありません",
+               "先に ref_chosen_logps と ref_rejected_logps を引いてくださ"
+               "い")},
     "chosen_rejected_swapped": {
         "en": ("chosen and rejected swapped",
                "the margin is rejected minus chosen: minimising the loss "
@@ -436,11 +433,11 @@ DPO_LOSS_WORDS = {
         "en": ("sigmoid for logsigmoid",
                "−σ(β·margin) is bounded and flat where the policy is most "
                "wrong: DPO's loss is −log σ",
-               "-F.logsigmoid(beta * (chosen_logratios - rejected_logratios)"
-               ")"),
+               "-F.logsigmoid(beta * (chosen_logratios - "
+               "rejected_logratios))"),
         "ja": ("logsigmoid ではなく sigmoid",
-               "−σ(β·margin) は有界で、方策が最も間違っているところで平らです"
-               ": DPO の損失は −log σ です",
+               "−σ(β·margin) は有界で、方策が最も間違っているところで平らで"
+               "す: DPO の損失は −log σ です",
                "-F.logsigmoid(beta * (chosen_logratios - "
                "rejected_logratios))")},
     "no_minus": {
@@ -449,8 +446,8 @@ DPO_LOSS_WORDS = {
                "Trainer minimises, so that narrows the margin",
                "put a minus in front: -F.logsigmoid(...)"),
         "ja": ("マイナス符号がない",
-               "log σ(β·margin) は最大化する対数尤度です。Trainer "
-               "は最小化するので、これではマージンが狭まります",
+               "log σ(β·margin) は最大化する対数尤度です。Trainer は最小化す"
+               "るので、これではマージンが狭まります",
                "前にマイナスを付けてください: -F.logsigmoid(...)")},
     "judge.not three": {
         "en": "returned {kind}, not a tuple of three",
@@ -459,8 +456,8 @@ DPO_LOSS_WORDS = {
         "en": "your dpo_loss returns the three right tensors in another "
               "order: return (losses, chosen_rewards, rejected_rewards)",
         "ja": "dpo_loss は正しい 3 つのテンソルを別の順序で返しています: "
-              "(losses, chosen_rewards, rejected_rewards) "
-              "の順に返してください"},
+              "(losses, chosen_rewards, rejected_rewards) の順に返してくださ"
+              "い"},
     "judge.three": {
         "en": "{out}: return three tensors (losses, chosen_rewards, "
               "rejected_rewards)",
@@ -469,9 +466,8 @@ DPO_LOSS_WORDS = {
     "judge.no gradient": {
         "en": "the losses have no gradient: do not .detach() them (only the "
               "rewards), nor compute them under torch.no_grad()",
-        "ja": "損失が勾配を持っていません: 損失を .detach() したり "
-              "(するのは報酬だけ)、torch.no_grad() "
-              "の下で計算したりしないでください"},
+        "ja": "損失が勾配を持っていません: 損失を .detach() したり (するのは"
+              "報酬だけ)、torch.no_grad() の下で計算したりしないでください"},
     "judge.rewards": {
         "en": "the rewards are for logging: .detach() them",
         "ja": "報酬はログ用です: .detach() してください"},
@@ -510,8 +506,8 @@ DPO_SNIPPET_WORDS = {
                "whole difference, neither side alone.",
                "Keep the minus in front: the loss is −log σ(β·(a − b))."],
         "ja": ["演算子の優先順位: β·a − b では、β は a だけに掛かります。",
-               "論文の β·(a − b) を括弧付きで書きます: β "
-               "はどちらか一方ではなく差全体に掛かります。",
+               "論文の β·(a − b) を括弧付きで書きます: β はどちらか一方ではな"
+               "く差全体に掛かります。",
                "前のマイナスは残します: 損失は −log σ(β·(a − b)) です。"]},
     "published_snippet": {
         "en": ("the published snippet",
@@ -526,8 +522,8 @@ DPO_SNIPPET_WORDS = {
                "snippet's, mirrored",
                "brackets: β · (chosen_scores − rejected_scores)"),
         "ja": ("rejected の側に β",
-               "a − β·b では rejected の側だけが β 倍されます: "
-               "スニペットと同じ誤りの鏡像です",
+               "a − β·b では rejected の側だけが β 倍されます: スニペットと同"
+               "じ誤りの鏡像です",
                "括弧を付けます: β · (chosen_scores − rejected_scores)")},
     "no_minus": {
         "en": ("no minus sign",
@@ -535,8 +531,8 @@ DPO_SNIPPET_WORDS = {
                "its negative",
                "-F.logsigmoid(beta * (chosen_scores - rejected_scores))"),
         "ja": ("マイナス符号がない",
-               "log σ(...) は DPO が最大化するものです。"
-               "最小化する損失はその符号を反転したものです",
+               "log σ(...) は DPO が最大化するものです。最小化する損失はその"
+               "符号を反転したものです",
                "-F.logsigmoid(beta * (chosen_scores - rejected_scores))")},
 }
 

@@ -182,9 +182,9 @@ DPO_COMPUTE_LOSS_WORDS = {
                "(with its attention_mask); sequence_logps with "
                "inputs['completion_mask'] — not the attention mask, which "
                "covers the prompt too — gives (2B,) log-probs.",
-               "The reference runs under torch.no_grad(): self.ref_model(...)"
-               ", the same inputs. Not the policy, detached: its log-ratios "
-               "would all be 0.",
+               "The reference runs under torch.no_grad(): "
+               "self.ref_model(...), the same inputs. Not the policy, "
+               "detached: its log-ratios would all be 0.",
                "The collator stacks [chosen; rejected]: chosen, rejected = "
                "logps.chunk(2), in that order, for the reference too.",
                "Only the reference goes under no_grad: the policy's forward "
@@ -194,34 +194,31 @@ DPO_COMPUTE_LOSS_WORDS = {
                "len(losses)). num_items_in_batch already counts the pairs "
                "of every micro-batch of the step: no .mean(), no division "
                "by gradient_accumulation_steps."],
-        "ja": ["方策の順伝播を inputs['input_ids'] (とその attention_mask) "
-               "で 1 回行い、inputs['completion_mask'] で sequence_logps "
-               "を取ると (2B,) の対数確率が得られます。attention mask "
-               "はプロンプトも含むので使いません。",
+        "ja": ["方策の順伝播を inputs['input_ids'] (とその attention_mask) で"
+               " 1 回行い、inputs['completion_mask'] で sequence_logps を取る"
+               "と (2B,) の対数確率が得られます。attention mask はプロンプト"
+               "も含むので使いません。",
                "参照モデルは torch.no_grad() の下で実行します: "
-               "self.ref_model(...) に同じ入力を渡します。"
-               "方策を切り離したものではありません: それでは対数比がすべて 0 "
-               "になります。",
+               "self.ref_model(...) に同じ入力を渡します。方策を切り離したも"
+               "のではありません: それでは対数比がすべて 0 になります。",
                "コレーターは [chosen; rejected] の順に積みます: chosen, "
                "rejected = logps.chunk(2)。参照モデルも同じ順です。",
-               "no_grad の下に置くのは参照モデルだけです: "
-               "方策の順伝播は計算グラフを残さないと、"
-               "損失に学習のための勾配がありません。",
+               "no_grad の下に置くのは参照モデルだけです: 方策の順伝播は計算"
+               "グラフを残さないと、損失に学習のための勾配がありません。",
                "1 つの数を返します: losses.sum() / (num_items_in_batch or "
-               "len(losses))。num_items_in_batch "
-               "はすでにそのステップのすべてのマイクロバッチのペアを数えて"
-               "います: .mean() も gradient_accumulation_steps "
-               "での割り算もしません。"]},
+               "len(losses))。num_items_in_batch はすでにそのステップのすべ"
+               "てのマイクロバッチのペアを数えています: .mean() も "
+               "gradient_accumulation_steps での割り算もしません。"]},
     "attention_mask_as_completion_mask": {
         "en": ("attention mask as completion mask",
                "the prompt's log-probs cancel in the loss, but the logged "
                "log-probs and rewards count the prompt too",
                "pass inputs['completion_mask'] to sequence_logps"),
         "ja": ("attention mask を completion mask として使った",
-               "プロンプトの対数確率は損失では打ち消し合いますが、"
-               "ログに記録する対数確率と報酬にはプロンプトも数えられます",
-               "sequence_logps には inputs['completion_mask'] "
-               "を渡してください")},
+               "プロンプトの対数確率は損失では打ち消し合いますが、ログに記録"
+               "する対数確率と報酬にはプロンプトも数えられます",
+               "sequence_logps には inputs['completion_mask'] を渡してくだ"
+               "さい")},
     "policy_as_reference": {
         "en": ("policy as its own reference",
                "with ref = π (detached) every log-ratio is 0: the loss is "
@@ -229,8 +226,8 @@ DPO_COMPUTE_LOSS_WORDS = {
                "run self.ref_model under torch.no_grad() for the reference "
                "log-probs"),
         "ja": ("方策を自身の参照モデルにした",
-               "ref = π (切り離したもの) では対数比がすべて 0 です: "
-               "方策が何をしても損失は log 2 です",
+               "ref = π (切り離したもの) では対数比がすべて 0 です: 方策が何"
+               "をしても損失は log 2 です",
                "参照モデルの対数確率には torch.no_grad() の下で "
                "self.ref_model を実行してください")},
     "mean_over_micro_batch": {
@@ -260,9 +257,9 @@ DPO_COMPUTE_LOSS_WORDS = {
                "does not require grad'",
                "keep only the reference under torch.no_grad()"),
         "ja": ("切り離された損失",
-               "方策の順伝播が torch.no_grad() の下で実行されました "
-               "(または損失を .detach() しました): 学習は 'element 0 of "
-               "tensors does not require grad' で止まります",
+               "方策の順伝播が torch.no_grad() の下で実行されました (または損"
+               "失を .detach() しました): 学習は 'element 0 of tensors does "
+               "not require grad' で止まります",
                "torch.no_grad() の下に置くのは参照モデルだけにしてください")},
     "per_pair_losses": {
         "en": ("per-pair losses returned",
@@ -281,11 +278,11 @@ DPO_COMPUTE_LOSS_WORDS = {
                "losses.sum() / (num_items_in_batch or len(losses)), nothing "
                "more"),
         "ja": ("GA でも割った",
-               "num_items_in_batch はすでに gradient_accumulation_steps "
-               "個すべてのマイクロバッチのペアを数えています: さらに GA "
-               "で割ると勾配が GA 分の 1 に小さくなります",
-               "losses.sum() / (num_items_in_batch or len(losses)) "
-               "だけにしてください")},
+               "num_items_in_batch はすでに gradient_accumulation_steps 個す"
+               "べてのマイクロバッチのペアを数えています: さらに GA で割ると"
+               "勾配が GA 分の 1 に小さくなります",
+               "losses.sum() / (num_items_in_batch or len(losses)) だけにし"
+               "てください")},
     "judge.tuple": {
         "en": "with return_outputs=False, return the loss alone",
         "ja": "return_outputs=False のときは損失だけを返してください"},
@@ -295,8 +292,8 @@ DPO_COMPUTE_LOSS_WORDS = {
               "/ (num_items_in_batch or len(losses))",
         "ja": "compute_loss は Trainer の .backward() のために 1 つの数 (0 "
               "次元テンソル) を返すべきですが、形状は {shape} でした: "
-              "losses.sum() / (num_items_in_batch or len(losses)) "
-              "を返してください"},
+              "losses.sum() / (num_items_in_batch or len(losses)) を返してく"
+              "ださい"},
     "judge.gradient": {
         "en": "the gradient of your loss could not be taken: {error}",
         "ja": "あなたの損失の勾配を計算できませんでした: {error}"},
@@ -313,9 +310,8 @@ DPO_COMPUTE_LOSS_WORDS = {
               "rejected_rewards, chosen, rejected) — the live plot and "
               "evaluate() read rewards/margins from it",
         "ja": "何もログに記録されていません: self._remember(chosen_rewards, "
-              "rejected_rewards, chosen, rejected) を呼んでください。"
-              "ライブプロットと evaluate() はそこから rewards/margins "
-              "を読みます"},
+              "rejected_rewards, chosen, rejected) を呼んでください。ライブ"
+              "プロットと evaluate() はそこから rewards/margins を読みます"},
     "judge.missing": {
         "en": "the logs have no {name!r}: pass all four to "
               "self._remember(...)",

@@ -261,22 +261,21 @@ PREPARE_INPUTS_WORDS = {
                "key is still the same completion.",
                "In eval mode (not self.model.training), generate greedily "
                "and serve everything: no buffer."],
-        "ja": ["self._step % k == 0 のとき (またはバッファーが空のとき) "
-               "だけ生成します: self._generate_and_score(generation_batch)。"
-               "その間はバッファーから供給します。",
-               "ステップを使ってから数えます: スライス self._buffer[self._ste"
-               "p % k] を選び、そのあとで self._step += 1。"
-               "毎回の呼び出しでそうしないと、バッファーが間違ったステップで"
-               "補充されます。",
-               "生成したバッチを同じ大きさの k 個のスライスに切り、"
-               "各スライスにすべてのキーを残します (None は None のまま)。",
+        "ja": ["self._step % k == 0 のとき (またはバッファーが空のとき) だけ"
+               "生成します: self._generate_and_score(generation_batch)。その"
+               "間はバッファーから供給します。",
+               "ステップを使ってから数えます: スライス "
+               "self._buffer[self._step % k] を選び、そのあとで self._step "
+               "+= 1。毎回の呼び出しでそうしないと、バッファーが間違ったステ"
+               "ップで補充されます。",
+               "生成したバッチを同じ大きさの k 個のスライスに切り、各スライス"
+               "にすべてのキーを残します (None は None のまま)。",
                "切る前に、すべてのキーで同じ順序で行をシャッフルします: "
-               "order = torch.randperm(n)、そして order.chunk(k) の rows "
-               "ごとに value[rows]。各スライスにプロンプトが混ざり、"
-               "どのキーの行 i も同じ補完のままです。",
-               "評価モード (self.model.training でない) "
-               "では貪欲に生成してすべてを供給します: "
-               "バッファーは使いません。"]},
+               "order = torch.randperm(n)、そして order.chunk(k) の rows ごと"
+               "に value[rows]。各スライスにプロンプトが混ざり、どのキーの行 "
+               "i も同じ補完のままです。",
+               "評価モード (self.model.training でない) では貪欲に生成して"
+               "すべてを供給します: バッファーは使いません。"]},
     "generates_every_step": {
         "en": ("generates every step",
                "the buffer is refilled at each call, so k slices never share "
@@ -293,9 +292,8 @@ PREPARE_INPUTS_WORDS = {
                "first: if not self.model.training: return "
                "self._generate_and_score(generation_batch, greedy=True)"),
         "ja": ("評価の分岐がない",
-               "これでは評価でもサンプリングしてスライスを 1 "
-               "つだけ供給します: held-out の回答は貪欲で、"
-               "すべてそろっている必要があります",
+               "これでは評価でもサンプリングしてスライスを 1 つだけ供給しま"
+               "す: held-out の回答は貪欲で、すべてそろっている必要があります",
                "最初に: if not self.model.training: return "
                "self._generate_and_score(generation_batch, greedy=True)")},
     "step_never_counted": {
@@ -313,8 +311,9 @@ PREPARE_INPUTS_WORDS = {
                "it is None: a missing key is a KeyError two cells later",
                "keep every key: None if value is None else value[rows]"),
         "ja": ("None の値を落とした",
-               "compute_loss は None のときでも inputs['old_per_token_logps']"
-               " を読みます: キーがないと 2 セル後に KeyError になります",
+               "compute_loss は None のときでも "
+               "inputs['old_per_token_logps'] を読みます: キーがないと 2 セル"
+               "後に KeyError になります",
                "すべてのキーを残します: None if value is None else "
                "value[rows]")},
     "keys_shuffled_apart": {
@@ -325,11 +324,11 @@ PREPARE_INPUTS_WORDS = {
                "one order = torch.randperm(n) for the batch, then "
                "value[rows] for every key"),
         "ja": ("キーごとにばらばらにシャッフルした",
-               "キーごとに別の順序になったので、スライスの completion_ids, "
-               "マスク, アドバンテージが別々の補完のものになります: "
-               "学習は進みますが、でたらめなデータでです",
-               "バッチに 1 つの order = torch.randperm(n)、"
-               "そしてすべてのキーで value[rows]")},
+               "キーごとに別の順序になったので、スライスの completion_ids, マ"
+               "スク, アドバンテージが別々の補完のものになります: 学習は進み"
+               "ますが、でたらめなデータでです",
+               "バッチに 1 つの order = torch.randperm(n)、そしてすべてのキ"
+               "ーで value[rows]")},
     "refilled_on_wrong_step": {
         "en": ("refilled on the wrong step",
                "counting the step before using it generates at steps 0, 2, 5 "
@@ -338,9 +337,9 @@ PREPARE_INPUTS_WORDS = {
                "test self._step % k and serve self._buffer[self._step % k] "
                "first, then self._step += 1"),
         "ja": ("間違ったステップで補充した",
-               "ステップを使う前に数えると、0, 3 ではなく 0, 2, 5 "
-               "で生成します: 1 回の生成は古いプロンプトから行われ、"
-               "供給されないスライスが出ます",
+               "ステップを使う前に数えると、0, 3 ではなく 0, 2, 5 で生成しま"
+               "す: 1 回の生成は古いプロンプトから行われ、供給されないスライ"
+               "スが出ます",
                "先に self._step % k を調べて self._buffer[self._step % k] "
                "を供給し、そのあとで self._step += 1")},
     "not_shuffled": {
@@ -354,24 +353,24 @@ PREPARE_INPUTS_WORDS = {
                "これでは各スライスが生成順のグループをまるごと持ちます: GA < "
                "k では、オプティマイザのステップがわずかなプロンプトしか見ま"
                "せん (TRL は shuffle_sequence_dict でシャッフルします)",
-               "order = torch.randperm(n)、そして order.chunk(k) の rows "
-               "ごとに value[rows]")},
+               "order = torch.randperm(n)、そして order.chunk(k) の rows ご"
+               "とに value[rows]")},
     "problem.step": {
         "en": "after 6 steps self._step is {steps}, not 6: count every call "
               "with self._step += 1",
-        "ja": "6 ステップ後の self._step が 6 ではなく {steps} です: "
-              "毎回の呼び出しを self._step += 1 で数えてください"},
+        "ja": "6 ステップ後の self._step が 6 ではなく {steps} です: 毎回の"
+              "呼び出しを self._step += 1 で数えてください"},
     "problem.when": {
         "en": "with steps_per_generation=3, generation should run at steps 0 "
               "and 3, when a new big batch comes; yours ran at steps {when}",
-        "ja": "steps_per_generation=3 では、"
-              "新しい大きなバッチが来るステップ 0 と 3 で生成するべきです。"
-              "あなたのコードはステップ {when} で生成しました"},
+        "ja": "steps_per_generation=3 では、新しい大きなバッチが来るステップ"
+              " 0 と 3 で生成するべきです。あなたのコードはステップ {when} "
+              "で生成しました"},
     "problem.kind": {
         "en": "_prepare_inputs returned a {kind}: serve a dict, one slice of "
               "the generated batch",
-        "ja": "_prepare_inputs が {kind} を返しました: 生成したバッチの 1 "
-              "スライスを dict で供給してください"},
+        "ja": "_prepare_inputs が {kind} を返しました: 生成したバッチの 1 ス"
+              "ライスを dict で供給してください"},
     "problem.aligned": {
         "en": "step {step}'s slice: row i of one key is not row i of another "
               "— shuffle every key with the same order (one torch.randperm, "
@@ -382,45 +381,41 @@ PREPARE_INPUTS_WORDS = {
     "problem.covered": {
         "en": "the 3 slices of each generation should cover its 24 "
               "completions once each",
-        "ja": "各生成の 3 つのスライスは、その 24 個の補完をちょうど 1 "
-              "回ずつ含むべきです"},
+        "ja": "各生成の 3 つのスライスは、その 24 個の補完をちょうど 1 回ず"
+              "つ含むべきです"},
     "problem.mixed": {
         "en": "each slice holds whole groups in the order they were "
               "generated: shuffle the rows before cutting (order = "
               "torch.randperm(n)), as TRL's shuffle_sequence_dict does",
         "ja": "各スライスが生成順のグループをまるごと持っています: TRL の "
-              "shuffle_sequence_dict のように、"
-              "切る前に行をシャッフルしてください (order = torch.randperm(n)"
-              ")"},
+              "shuffle_sequence_dict のように、切る前に行をシャッフルしてく"
+              "ださい (order = torch.randperm(n))"},
     "problem.evaluation": {
         "en": "in evaluation (model.training is False) generate greedily and "
               "serve it all: return self._generate_and_score(batch, "
               "greedy=True)",
-        "ja": "評価 (model.training が False) "
-              "では貪欲に生成してすべてを供給します: return "
-              "self._generate_and_score(batch, greedy=True)"},
+        "ja": "評価 (model.training が False) では貪欲に生成してすべてを供給"
+              "します: return self._generate_and_score(batch, greedy=True)"},
     "problem.missing key": {
         "en": "step {step}'s slice has no key {key!r}: keep every key of the "
               "generated batch, None values too",
-        "ja": "ステップ {step} のスライスにキー {key!r} がありません: "
-              "生成したバッチのすべてのキーを、None "
-              "の値も含めて残してください"},
+        "ja": "ステップ {step} のスライスにキー {key!r} がありません: 生成し"
+              "たバッチのすべてのキーを、None の値も含めて残してください"},
     "problem.none kept": {
         "en": "step {step}'s old_per_token_logps should stay None (None if "
               "value is None else value[rows])",
-        "ja": "ステップ {step} の old_per_token_logps は None "
-              "のままであるべきです (None if value is None else value[rows])"},
+        "ja": "ステップ {step} の old_per_token_logps は None のままであるべ"
+              "きです (None if value is None else value[rows])"},
     "problem.slice size": {
         "en": "step {step} got {count} completions; each step gets a slice "
               "of per_device_train_batch_size=8",
-        "ja": "ステップ {step} は {count} 個の補完を受け取りました: "
-              "各ステップは per_device_train_batch_size=8 "
-              "のスライスを受け取ります"},
+        "ja": "ステップ {step} は {count} 個の補完を受け取りました: 各ステッ"
+              "プは per_device_train_batch_size=8 のスライスを受け取ります"},
     "judge.passed": {
-        "en": "one generation every 3 steps, 3 shuffled slices that cover it,"
-              " every key aligned",
-        "ja": "3 ステップごとに 1 回の生成、それを覆うシャッフル済みの 3 "
-              "スライス、すべてのキーがそろっています"},
+        "en": "one generation every 3 steps, 3 shuffled slices that cover "
+              "it, every key aligned",
+        "ja": "3 ステップごとに 1 回の生成、それを覆うシャッフル済みの 3 ス"
+              "ライス、すべてのキーがそろっています"},
 }
 
 

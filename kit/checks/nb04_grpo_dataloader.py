@@ -148,8 +148,9 @@ def _in_groups(prompts, G):
 GET_TRAIN_DATALOADER_WORDS = {
     "hints": {
         "en": ["Start from the stock method: it returns "
-               "self._get_dataloader(...) with batch_size=self._train_batch_s"
-               "ize — so accelerate prepares the loader, as for any Trainer.",
+               "self._get_dataloader(...) with "
+               "batch_size=self._train_batch_size — so accelerate prepares "
+               "the loader, as for any Trainer.",
                "Multiply that batch size by self.args.steps_per_generation: "
                "one batch holds the completions of k steps.",
                "The factor is k exactly: not num_generations (the batch size "
@@ -160,21 +161,20 @@ GET_TRAIN_DATALOADER_WORDS = {
         "ja": ["元のメソッドから始めます: batch_size=self._train_batch_size "
                "で self._get_dataloader(...) を返します。こうすると、どの "
                "Trainer とも同じように accelerate がローダーを準備します。",
-               "そのバッチサイズに self.args.steps_per_generation を掛けます:"
-               " 1 つのバッチが k ステップ分の補完を持ちます。",
-               "係数はちょうど k です: num_generations "
-               "(バッチサイズはすでに補完を数えています) でも、k + 1 でも、"
-               "gradient_accumulation_steps (k と等しいことが多いが、"
-               "いつもではない) でもありません。",
-               "sampler_fn=self._get_train_sampler は残します: "
-               "サンプラーが各プロンプトを G 回、各大きなバッチを k "
-               "回繰り返します。"]},
+               "そのバッチサイズに self.args.steps_per_generation を掛けま"
+               "す: 1 つのバッチが k ステップ分の補完を持ちます。",
+               "係数はちょうど k です: num_generations (バッチサイズはすでに"
+               "補完を数えています) でも、k + 1 でも"
+               "、gradient_accumulation_steps (k と等しいことが多いが、いつも"
+               "ではない) でもありません。",
+               "sampler_fn=self._get_train_sampler は残します: サンプラーが"
+               "各プロンプトを G 回、各大きなバッチを k 回繰り返します。"]},
     "no_times_k": {
         "en": ("no ×k",
                "one batch must hold the prompts of k steps: the stock batch "
                "size serves one",
-               "batch_size=self._train_batch_size * self.args.steps_per_gene"
-               "ration"),
+               "batch_size=self._train_batch_size * "
+               "self.args.steps_per_generation"),
         "ja": ("×k がない",
                "1 つのバッチが k ステップ分のプロンプトを持つ必要があります: "
                "元のバッチサイズでは 1 ステップ分です",
@@ -187,19 +187,19 @@ GET_TRAIN_DATALOADER_WORDS = {
                "multiply by self.args.steps_per_generation, not "
                "num_generations"),
         "ja": ("×G",
-               "num_generations はすでにバッチサイズに入っています "
-               "(補完を数えるので)。バッチは供給するステップ数 k "
-               "に応じて大きくなります",
-               "num_generations ではなく self.args.steps_per_generation "
-               "を掛けてください")},
+               "num_generations はすでにバッチサイズに入っています (補完を数"
+               "えるので)。バッチは供給するステップ数 k に応じて大きくなりま"
+               "す",
+               "num_generations ではなく self.args.steps_per_generation を"
+               "掛けてください")},
     "times_k_plus_1": {
         "en": ("×(k+1)",
                "a batch serves k steps, not k + 1: the extra slice is "
                "generated and never trained on",
                "multiply by self.args.steps_per_generation alone"),
         "ja": ("×(k+1)",
-               "1 つのバッチが供給するのは k + 1 ではなく k ステップです: "
-               "余分なスライスは生成されても学習に使われません",
+               "1 つのバッチが供給するのは k + 1 ではなく k ステップです: 余"
+               "分なスライスは生成されても学習に使われません",
                "self.args.steps_per_generation だけを掛けてください")},
     "times_GA": {
         "en": ("×GA",
@@ -208,10 +208,9 @@ GET_TRAIN_DATALOADER_WORDS = {
                "is only the default)",
                "multiply by self.args.steps_per_generation"),
         "ja": ("×GA",
-               "gradient_accumulation_steps "
-               "はオプティマイザのステップあたりのマイクロステップ数です。"
-               "バッファーが供給するのは steps_per_generation 回分です (k = "
-               "GA は既定値にすぎません)",
+               "gradient_accumulation_steps はオプティマイザのステップあたり"
+               "のマイクロステップ数です。バッファーが供給するのは "
+               "steps_per_generation 回分です (k = GA は既定値にすぎません)",
                "self.args.steps_per_generation を掛けてください")},
     "no_sampler": {
         "en": ("no sampler",
@@ -229,19 +228,18 @@ GET_TRAIN_DATALOADER_WORDS = {
                "build it with self._get_dataloader(...), as the stock "
                "method does"),
         "ja": ("素の DataLoader",
-               "Trainer のローダーは accelerate を通ります (デバイス、"
-               "複数プロセス、再開)",
-               "元のメソッドと同じく self._get_dataloader(...) "
-               "で作ってください")},
+               "Trainer のローダーは accelerate を通ります (デバイス、複数プ"
+               "ロセス、再開)",
+               "元のメソッドと同じく self._get_dataloader(...) で作ってくだ"
+               "さい")},
     "problem.rows": {
-        "en": "a batch holds {first} rows with per_device_train_batch_size=8,"
-              " steps_per_generation=3 (and {second} with 4 and 2): it "
-              "should hold 8 × 3 = 24 (and 4 × 2 = 8), the completions of k "
-              "steps",
-        "ja": "per_device_train_batch_size=8, steps_per_generation=3 "
-              "でバッチが {first} 行です (4 と 2 では {second} 行): k "
-              "ステップ分の補完として 8 × 3 = 24 行 (と 4 × 2 = 8 行) "
-              "であるべきです"},
+        "en": "a batch holds {first} rows with "
+              "per_device_train_batch_size=8, steps_per_generation=3 (and "
+              "{second} with 4 and 2): it should hold 8 × 3 = 24 (and 4 × 2 "
+              "= 8), the completions of k steps",
+        "ja": "per_device_train_batch_size=8, steps_per_generation=3 でバッ"
+              "チが {first} 行です (4 と 2 では {second} 行): k ステップ分の"
+              "補完として 8 × 3 = 24 行 (と 4 × 2 = 8 行) であるべきです"},
     "problem.grouped": {
         "en": "each prompt should come num_generations times in a row: use "
               "sampler_fn=self._get_train_sampler",
@@ -249,11 +247,11 @@ GET_TRAIN_DATALOADER_WORDS = {
               "sampler_fn=self._get_train_sampler を使ってください"},
     "problem.repeated": {
         "en": "the same big batch should come steps_per_generation times, "
-              "once per step it serves: use sampler_fn=self._get_train_sample"
-              "r",
-        "ja": "同じ大きなバッチが steps_per_generation 回、"
-              "供給するステップごとに 1 回来るべきです: sampler_fn=self._get"
-              "_train_sampler を使ってください"},
+              "once per step it serves: use "
+              "sampler_fn=self._get_train_sampler",
+        "ja": "同じ大きなバッチが steps_per_generation 回、供給するステップ"
+              "ごとに 1 回来るべきです: sampler_fn=self._get_train_sampler "
+              "を使ってください"},
     "problem.prepared": {
         "en": "a plain DataLoader: build it with self._get_dataloader(...) "
               "so accelerate prepares it",

@@ -7,7 +7,7 @@ from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, graph_leaves)
 from kit.checks.core import Mistake, exercise
 from kit.checks.messages import MESSAGES
-from kit.i18n import text
+from kit.i18n import said, text
 
 NOTEBOOK = "05_grpo_end_to_end"
 
@@ -37,7 +37,69 @@ def mean_only(rewards, num_generations):
     return (grouped - grouped.mean(dim=1, keepdim=True)).view(-1)
 
 
-@exercise("group_advantages", stars=2, notebook=NOTEBOOK,
+# What group_advantages's checker says, English beside Japanese: its hint
+# ladder (gentlest first), each mistake's (title, why, hint).
+GROUP_ADVANTAGES_WORDS = {
+    "hints": {
+        "en": ["rewards.view(-1, num_generations) puts each prompt's G "
+               "completions on one row, (B, G): normalise within each row, "
+               "not over the whole batch, and not along view(G, -1)'s rows.",
+               "Subtract each row's mean, then divide by its std + 1e-4 "
+               "(keepdim=True to broadcast): the std puts the groups of easy "
+               "and hard prompts on one scale.",
+               "torch's default std is unbiased (divides by G − 1), as "
+               "TRL's: no unbiased=False.",
+               "Return the same layout as the input: .view(-1)."],
+        "ja": ["rewards.view(-1, num_generations) で各プロンプトの G 個の補完"
+               "が 1 行に並びます (B, G): バッチ全体でも view(G, -1) の行でも"
+               "なく、各行の中で正規化してください。",
+               "各行の平均を引き、その標準偏差 + 1e-4 で割ります (ブロードキ"
+               "ャストのため keepdim=True): 標準偏差が、易しいプロンプトと難"
+               "しいプロンプトのグループを同じ尺度にそろえます。",
+               "torch の既定の std は不偏 (G − 1 で割る) で、TRL と同じです: "
+               "unbiased=False は付けません。",
+               "入力と同じ並びで返します: .view(-1)。"]},
+    "whole_batch": {
+        "en": ("whole-batch normalisation",
+               "the baseline is each prompt's own group: an easy prompt's "
+               "completions should not all look good",
+               "view(-1, G) and normalise each row"),
+        "ja": ("バッチ全体での正規化",
+               "ベースラインは各プロンプト自身のグループです: 易しいプロンプ"
+               "トの補完がすべて良く見えてはいけません",
+               "view(-1, G) として各行を正規化してください")},
+    "population_std": {
+        "en": ("population std",
+               "torch's default std is unbiased (divides by G − 1), as TRL's",
+               "drop unbiased=False / correction=0"),
+        "ja": ("母標準偏差",
+               "torch の既定の std は不偏 (G − 1 で割る) で、TRL と同じです",
+               "unbiased=False / correction=0 を外してください")},
+    "view_G_minus_1": {
+        "en": ("view(G, -1)",
+               "that makes G rows of consecutive rewards; a prompt's G "
+               "completions sit next to each other, so a group is a row of "
+               "view(-1, G)",
+               "rewards.view(-1, num_generations)"),
+        "ja": ("view(G, -1)",
+               "これでは連続する報酬の G 行になります。プロンプトの G 個の補"
+               "完は隣り合っているので、グループは view(-1, G) の 1 行です",
+               "rewards.view(-1, num_generations)")},
+    "no_std": {
+        "en": ("no std normalisation",
+               "the mean is subtracted but the spread is left: a group whose "
+               "rewards differ a lot then pushes harder than one whose "
+               "rewards differ a little",
+               "divide by grouped.std(dim=1, keepdim=True) + 1e-4"),
+        "ja": ("標準偏差で正規化していない",
+               "平均は引いても散らばりはそのままです: 報酬の差が大きいグルー"
+               "プが、差の小さいグループより強く押すことになります",
+               "grouped.std(dim=1, keepdim=True) + 1e-4 で割ってください")},
+}
+
+
+@exercise("group_advantages", words=GROUP_ADVANTAGES_WORDS,
+          stars=2, notebook=NOTEBOOK,
           kit_code=("kit.losses:group_advantages",),
           answer=losses.group_advantages, mistakes=[
               Mistake("whole_batch", whole_batch, rung=1),
@@ -217,7 +279,162 @@ def _loss_and_gradient(candidate, seed, epsilon, beta):
     return loss.detach(), gradient
 
 
-@exercise("grpo_loss", stars=3, notebook=NOTEBOOK, answer=losses.grpo_loss,
+# What grpo_loss's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint), its judge's lines.
+GRPO_LOSS_WORDS = {
+    "hints": {
+        "en": ["ratio = exp(per_token_logps − old_per_token_logps), new "
+               "minus old: above 1 where the policy now likes a token more; "
+               "1 on-policy.",
+               "Per token: −min(ratio·A, clamp(ratio, 1−ε, 1+ε)·A), with A "
+               "unsqueezed to (B, 1). The min is what makes the clip a "
+               "pessimistic bound; the minus turns the objective GRPO "
+               "maximises into a loss the Trainer minimises.",
+               "Clip with the epsilon you are given: clamp(ratio, 1 - "
+               "epsilon, 1 + epsilon), not 0.8 and 1.2.",
+               "Mean over each completion's own tokens (mask!), then mean "
+               "over completions.",
+               "The KL is a penalty: + beta * per_token_kl(per_token_logps, "
+               "ref_per_token_logps), in that order, and only when beta > 0 "
+               "— with beta = 0 there is no reference (None).",
+               "Keep the loss differentiable in per_token_logps: no "
+               ".detach(), no torch.no_grad() — that is the policy being "
+               "trained."],
+        "ja": ["ratio = exp(per_token_logps − old_per_token_logps)、新 − 旧: "
+               "方策がそのトークンを前より好むところで 1 より大きく、オンポリ"
+               "シーでは 1 です。",
+               "トークンごとに: −min(ratio·A, clamp(ratio, 1−ε, 1+ε)·A)。A は"
+               " (B, 1) に unsqueeze します。min がクリップを悲観的な下限にし"
+               "、マイナスが GRPO の最大化する目的関数を Trainer が最小化する"
+               "損失に変えます。",
+               "与えられた epsilon でクリップします: 0.8 と 1.2 ではなく "
+               "clamp(ratio, 1 - epsilon, 1 + epsilon)。",
+               "各補完の自分のトークンで平均し (マスク!)、それから補完で平均"
+               "します。",
+               "KL はペナルティです: + beta * per_token_kl(per_token_logps, "
+               "ref_per_token_logps)、この順で、beta > 0 のときだけ。beta = "
+               "0 では参照モデルがありません (None)。",
+               "損失は per_token_logps について微分可能なままにします: "
+               ".detach() も torch.no_grad() も使いません。それが学習中の方"
+               "策です。"]},
+    "no_min": {
+        "en": ("no min",
+               "the clipped term alone gives no gradient where the ratio is "
+               "clipped, even when moving back would help",
+               "−min(ratio·A, clipped·A): the min keeps the pessimistic one"),
+        "ja": ("min がない",
+               "クリップした項だけでは、比率がクリップされたところで勾配が出"
+               "ません。戻ったほうがよいときでもです",
+               "−min(ratio·A, clipped·A): min が悲観的なほうを残します")},
+    "max_not_min": {
+        "en": ("max instead of min",
+               "the loss is minus the objective: −min(...) is the "
+               "pessimistic bound, −max(...) the optimistic one",
+               "torch.min(ratio * A, clipped * A)"),
+        "ja": ("min ではなく max",
+               "損失は目的関数の符号を反転したものです: −min(...) が悲観的な"
+               "下限、−max(...) は楽観的なものです",
+               "torch.min(ratio * A, clipped * A)")},
+    "token_level_mean": {
+        "en": ("token-level mean",
+               "one mean over all tokens weighs long completions more; "
+               "GRPO's eq. 3 averages each completion's tokens first",
+               "(per_token * mask).sum(1) / mask.sum(1), then .mean()"),
+        "ja": ("トークン単位の平均",
+               "全トークンで 1 つの平均を取ると長い補完が重くなります。GRPO "
+               "の式 3 はまず各補完のトークンで平均します",
+               "(per_token * mask).sum(1) / mask.sum(1)、それから .mean()")},
+    "no_mask": {
+        "en": ("no mask",
+               "tokens after <eos> (padding) count in each completion's mean",
+               "multiply by completion_mask and divide by its sum per row"),
+        "ja": ("マスクがない",
+               "<eos> 以降のトークン (パディング) が各補完の平均に入ります",
+               "completion_mask を掛け、行ごとにその和で割ってください")},
+    "detached_logps": {
+        "en": ("detached log-probs",
+               "the loss has no gradient: per_token_logps (the policy being "
+               "trained) was detached or computed under no_grad",
+               "do not .detach() per_token_logps or the loss "
+               "(old_per_token_logps is already)"),
+        "ja": ("切り離された対数確率",
+               "損失が勾配を持っていません: per_token_logps (学習中の方策) が"
+               "切り離されたか、no_grad の下で計算されました",
+               "per_token_logps も損失も .detach() しないでください "
+               "(old_per_token_logps はすでに切り離されています)")},
+    "kl_when_beta_0": {
+        "en": ("KL added when beta = 0",
+               "with beta = 0 there is no reference: ref_per_token_logps is "
+               "None, and None − tensor is a TypeError in the trainer",
+               "add the KL only inside `if beta > 0:`"),
+        "ja": ("beta = 0 で KL を加えた",
+               "beta = 0 では参照モデルがありません: ref_per_token_logps は "
+               "None で、None − tensor はトレーナーで TypeError になります",
+               "KL は `if beta > 0:` の中でだけ加えてください")},
+    "clip_hard_coded": {
+        "en": ("clip hard-coded to 0.8/1.2",
+               "the clip ignores epsilon: right for ε = 0.2 only",
+               "torch.clamp(ratio, 1 - epsilon, 1 + epsilon)"),
+        "ja": ("クリップを 0.8/1.2 に固定",
+               "クリップが epsilon を無視しています: 正しいのは ε = 0.2 のと"
+               "きだけです",
+               "torch.clamp(ratio, 1 - epsilon, 1 + epsilon)")},
+    "kl_sign_reversed": {
+        "en": ("KL sign reversed",
+               "−β·KL rewards the policy for moving away from the reference: "
+               "the penalty pulls it back",
+               "per_token + beta * per_token_kl(...)"),
+        "ja": ("KL の符号が逆",
+               "−β·KL は参照モデルから離れるほど方策に報酬を与えます: ペナル"
+               "ティは引き戻すものです",
+               "per_token + beta * per_token_kl(...)")},
+    "kl_arguments_swapped": {
+        "en": ("KL arguments swapped",
+               "GRPO's k3 estimate of KL(π‖ref) is exp(ref − π) − (ref − π) "
+               "− 1 on tokens sampled from π; swapped, it is another "
+               "penalty, exponential where π outgrows ref",
+               "per_token_kl(per_token_logps, ref_per_token_logps)"),
+        "ja": ("KL の引数が逆",
+               "GRPO の KL(π‖ref) の k3 推定は、π からサンプリングしたトーク"
+               "ンでの exp(ref − π) − (ref − π) − 1 です。逆にすると別のペナ"
+               "ルティになり、π が ref を上回るところで指数的に増えます",
+               "per_token_kl(per_token_logps, ref_per_token_logps)")},
+    "ratio_inverted": {
+        "en": ("ratio as exp(old − new)",
+               "the ratio is π/π_old: inverted, the clip and the gradient "
+               "push the wrong way off-policy",
+               "torch.exp(per_token_logps - old_per_token_logps)"),
+        "ja": ("比率を exp(old − new) にした",
+               "比率は π/π_old です: 逆にすると、オフポリシーでクリップと勾配"
+               "が逆向きに押します",
+               "torch.exp(per_token_logps - old_per_token_logps)")},
+    "no_minus": {
+        "en": ("no minus sign",
+               "min(ratio·A, clipped·A) is the objective to maximise; the "
+               "Trainer minimises, so the policy would learn to do worse",
+               "-torch.min(ratio * A, clipped * A)"),
+        "ja": ("マイナス符号がない",
+               "min(ratio·A, clipped·A) は最大化する目的関数です。Trainer は"
+               "最小化するので、方策は悪くなるように学習してしまいます",
+               "-torch.min(ratio * A, clipped * A)")},
+    "judge.shape": {
+        "en": "the loss should be one number, got shape {shape}",
+        "ja": "損失は 1 つの数であるべきですが、形状は {shape} でした"},
+    "judge.no gradient": {
+        "en": "the loss has no gradient: keep per_token_logps in the "
+              "computation (do not detach it)",
+        "ja": "損失が勾配を持っていません: per_token_logps を計算に残してく"
+              "ださい (切り離さないでください)"},
+    "judge.passed": {
+        "en": "loss and gradient {verdict}, for several epsilon, with and "
+              "without KL",
+        "ja": "損失と勾配が、いくつかの epsilon で、KL ありとなしで "
+              "{verdict}"},
+}
+
+
+@exercise("grpo_loss", words=GRPO_LOSS_WORDS,
+          stars=3, notebook=NOTEBOOK, answer=losses.grpo_loss,
           kit_code=("kit.losses:grpo_loss",
                     "kit.losses:clipped_token_losses"),
           judge=lambda candidate, seen, expected: judge_loss(seen, expected),
@@ -245,9 +462,9 @@ def observe_grpo_loss(candidate):
     return seen
 
 
-def judge_loss(seen, expected, passed="grpo_loss.judge.passed"):
+def judge_loss(seen, expected, passed=GRPO_LOSS_WORDS["judge.passed"]):
     """Each "loss ..." a scalar that matches, each "gradient ..." there and
-    matching (notebook 07's losses too): `passed` is the verdict's key."""
+    matching (notebook 07's losses too): `passed` is the verdict's line."""
     verdict = "exact"
     for name, wanted in expected.items():
         actual = seen[name]
@@ -256,11 +473,11 @@ def judge_loss(seen, expected, passed="grpo_loss.judge.passed"):
                 raise Mismatch(text(MESSAGES, "raised",
                                     error=describe_error(actual.error)))
             if isinstance(actual, torch.Tensor) and actual.dim() > 0:
-                raise Mismatch(text(MESSAGES, "grpo_loss.judge.shape",
+                raise Mismatch(said(GRPO_LOSS_WORDS["judge.shape"],
                                     shape=tuple(actual.shape)))
             verdict = compare(name, actual, wanted)
         elif actual is None:
-            raise Mismatch(text(MESSAGES, "grpo_loss.judge.no gradient"))
+            raise Mismatch(said(GRPO_LOSS_WORDS["judge.no gradient"]))
         else:
             compare(name, actual, wanted)
-    return text(MESSAGES, passed, verdict=verdict)
+    return said(passed, verdict=verdict)

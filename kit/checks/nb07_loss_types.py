@@ -194,11 +194,101 @@ def _observe(exercise_id, candidate):
     return seen
 
 
+# the verdict of both exercises' judge, English beside Japanese
+LOSS_TYPES_WORDS = {
+    "judge.passed": {
+        "en": "loss and gradient {verdict}, for uneven lengths, two batch "
+              "sizes, several epsilon, with and without KL",
+        "ja": "損失と勾配が{verdict}: 長さの不揃いな補完、2 つのバッチサイズ"
+              "、いくつかの epsilon、KL のあり・なしで"},
+}
+
+
 def _judge(seen, expected):
-    return judge_loss(seen, expected, passed="loss_types.judge.passed")
+    return judge_loss(seen, expected,
+                      passed=LOSS_TYPES_WORDS["judge.passed"])
 
 
-@exercise("dapo_loss", stars=2, notebook=NOTEBOOK, answer=losses.dapo_loss,
+# What dapo_loss's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint).
+DAPO_LOSS_WORDS = {
+    "hints": {
+        "en": ["The same per-token loss as grpo_loss; only the division "
+               "changes: sum the masked token losses over the whole "
+               "micro-batch, then divide by num_items_in_batch, the count "
+               "you are given — not by this micro-batch's tokens, not per "
+               "completion.",
+               "Mask before you sum: (per_token * "
+               "completion_mask.float()).sum(); the padding after <eos> has "
+               "losses too.",
+               "Add beta * per_token_kl(...) only when beta > 0 (the "
+               "reference is None otherwise), and keep the loss "
+               "differentiable: no .detach()."],
+        "ja": ["grpo_loss と同じトークンごとの損失で、割り算だけが変わりま"
+               "す: マスクしたトークンの損失をマイクロバッチ全体で合計し、与"
+               "えられた数 num_items_in_batch で割ります。このマイクロバッチ"
+               "のトークン数でも、補完ごとでもありません。",
+               "合計する前にマスクします: (per_token * "
+               "completion_mask.float()).sum()。<eos> の後のパディングにも損"
+               "失があります。",
+               "beta * per_token_kl(...) は beta > 0 のときだけ加え (それ以"
+               "外では参照モデルは None です)、損失は微分可能なままにしま"
+               "す: .detach() は使いません。"]},
+    "per_micro_batch": {
+        "en": ("normalised per micro-batch (bnpo)",
+               "you divided by this micro-batch's active tokens: that is "
+               "\"bnpo\"; a micro-batch with few tokens then weighs as much "
+               "as one with many",
+               "divide by num_items_in_batch, the step's count"),
+        "ja": ("マイクロバッチごとに正規化 (bnpo)",
+               "このマイクロバッチの有効なトークン数で割りました: それは "
+               "\"bnpo\" で、トークンの少ないマイクロバッチが多いものと同じ重"
+               "みになります",
+               "ステップの数である num_items_in_batch で割ってください")},
+    "per_sequence_mean": {
+        "en": ("per-sequence mean (grpo)",
+               "each completion's tokens were averaged first: that is "
+               "\"grpo\", where a short completion's tokens weigh more",
+               "one sum over every masked token, then / num_items_in_batch"),
+        "ja": ("系列ごとの平均 (grpo)",
+               "各補完のトークンを先に平均しました: それは \"grpo\" で、短い"
+               "補完のトークンが重くなります",
+               "マスクした全トークンで 1 回合計し、それから / "
+               "num_items_in_batch")},
+    "tokens_before_masking": {
+        "en": ("tokens counted before masking",
+               "the sum includes the padding after <eos>: those losses are "
+               "not zero, and they are not the policy's completion",
+               "(per_token * completion_mask.float()).sum()"),
+        "ja": ("マスクの前にトークンを数えた",
+               "合計に <eos> の後のパディングが入っています: その損失は 0 で"
+               "はなく、方策の補完でもありません",
+               "(per_token * completion_mask.float()).sum()")},
+    "kl_when_beta_0": {
+        "en": ("KL added when beta = 0",
+               "with beta = 0 there is no reference: ref_per_token_logps is "
+               "None",
+               "add the KL only inside `if beta > 0:`"),
+        "ja": ("beta = 0 で KL を加えた",
+               "beta = 0 では参照モデルがありません: ref_per_token_logps は "
+               "None です",
+               "KL は `if beta > 0:` の中でだけ加えてください")},
+    "detached_loss": {
+        "en": ("detached loss",
+               "the loss carries no gradient to per_token_logps: training "
+               "would learn nothing",
+               "no .detach(), .item() or torch.no_grad() on the policy's "
+               "log-probs"),
+        "ja": ("切り離された損失",
+               "損失が per_token_logps への勾配を持っていません: 学習しても何"
+               "も学びません",
+               "方策の対数確率に .detach()、.item()、torch.no_grad() を使わ"
+               "ないでください")},
+}
+
+
+@exercise("dapo_loss", words=DAPO_LOSS_WORDS,
+          stars=2, notebook=NOTEBOOK, answer=losses.dapo_loss,
           kit_code=("kit.losses:dapo_loss",),
           solution=dapo_loss,
           judge=lambda candidate, seen, expected: _judge(seen, expected),
@@ -215,7 +305,90 @@ def observe_dapo_loss(candidate):
     return _observe("dapo_loss", candidate)
 
 
-@exercise("dr_grpo_loss", stars=2, notebook=NOTEBOOK,
+# What dr_grpo_loss's checker says, English beside Japanese: its hint ladder
+# (gentlest first), each mistake's (title, why, hint).
+DR_GRPO_LOSS_WORDS = {
+    "hints": {
+        "en": ["The same per-token loss as grpo_loss; sum the masked token "
+               "losses over the micro-batch and divide by a constant: B x "
+               "max_completion_length.",
+               "max_completion_length is the argument (the config's), not "
+               "the longest completion and not the mask's width: a constant "
+               "has no length bias.",
+               "Add beta * per_token_kl(...) only when beta > 0 (the "
+               "reference is None otherwise), and keep the loss "
+               "differentiable: no .detach()."],
+        "ja": ["grpo_loss と同じトークンごとの損失です。マスクしたトークンの"
+               "損失をマイクロバッチで合計し、定数 B x max_completion_length "
+               "で割ります。",
+               "max_completion_length は引数 (config の値) で、最長の補完でも"
+               "マスクの幅でもありません: 定数なら長さのバイアスがありません"
+               "。",
+               "beta * per_token_kl(...) は beta > 0 のときだけ加え (それ以"
+               "外では参照モデルは None です)、損失は微分可能なままにしま"
+               "す: .detach() は使いません。"]},
+    "longest_in_data": {
+        "en": ("max length taken from the data",
+               "you divided by the longest completion in the batch: it "
+               "changes with the batch, so the length bias comes back",
+               "per_token.shape[0] * max_completion_length (the argument)"),
+        "ja": ("最大長をデータから取った",
+               "バッチ中で最長の補完で割りました: それはバッチごとに変わるの"
+               "で、長さのバイアスが戻ってきます",
+               "per_token.shape[0] * max_completion_length (引数)")},
+    "mask_width": {
+        "en": ("max length taken from the mask's width",
+               "completion_mask.shape[1] is the padded batch's width, which "
+               "depends on the batch; the config's max_completion_length "
+               "does not",
+               "per_token.shape[0] * max_completion_length (the argument)"),
+        "ja": ("最大長をマスクの幅から取った",
+               "completion_mask.shape[1] はパディングしたバッチの幅で、バッチ"
+               "によります。config の max_completion_length はよりません",
+               "per_token.shape[0] * max_completion_length (引数)")},
+    "per_micro_batch": {
+        "en": ("normalised per micro-batch (bnpo)",
+               "you divided by the active tokens: that is \"bnpo\", not a "
+               "constant",
+               "divide by B x max_completion_length"),
+        "ja": ("マイクロバッチごとに正規化 (bnpo)",
+               "有効なトークン数で割りました: それは \"bnpo\" で、定数ではあ"
+               "りません",
+               "B x max_completion_length で割ってください")},
+    "per_sequence_mean": {
+        "en": ("per-sequence mean (grpo)",
+               "each completion's tokens were averaged first: that is "
+               "\"grpo\", where a short completion's tokens weigh more",
+               "one sum over every masked token, then / (B x max length)"),
+        "ja": ("系列ごとの平均 (grpo)",
+               "各補完のトークンを先に平均しました: それは \"grpo\" で、短い"
+               "補完のトークンが重くなります",
+               "マスクした全トークンで 1 回合計し、それから / (B x 最大長)")},
+    "kl_when_beta_0": {
+        "en": ("KL added when beta = 0",
+               "with beta = 0 there is no reference: ref_per_token_logps is "
+               "None",
+               "add the KL only inside `if beta > 0:`"),
+        "ja": ("beta = 0 で KL を加えた",
+               "beta = 0 では参照モデルがありません: ref_per_token_logps は "
+               "None です",
+               "KL は `if beta > 0:` の中でだけ加えてください")},
+    "detached_loss": {
+        "en": ("detached loss",
+               "the loss carries no gradient to per_token_logps: training "
+               "would learn nothing",
+               "no .detach(), .item() or torch.no_grad() on the policy's "
+               "log-probs"),
+        "ja": ("切り離された損失",
+               "損失が per_token_logps への勾配を持っていません: 学習しても何"
+               "も学びません",
+               "方策の対数確率に .detach()、.item()、torch.no_grad() を使わ"
+               "ないでください")},
+}
+
+
+@exercise("dr_grpo_loss", words=DR_GRPO_LOSS_WORDS,
+          stars=2, notebook=NOTEBOOK,
           kit_code=("kit.losses:dr_grpo_loss",),
           answer=losses.dr_grpo_loss, solution=dr_grpo_loss,
           judge=lambda candidate, seen, expected: _judge(seen, expected),

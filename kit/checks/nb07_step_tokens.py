@@ -14,7 +14,7 @@ from kit.checks.messages import MESSAGES
 from kit.checks.nb04_grpo_dataloader import (_trainer, first_problem,
                                              judge_facts)
 from kit.checks.nb07_loss_types import NOTEBOOK
-from kit.i18n import text
+from kit.i18n import said, text
 from kit.trainers import GRPOTrainer
 
 
@@ -195,39 +195,39 @@ def _step_facts(trainer, k, GA, index):
         out = attempt(_as_process(trainer, index, trainer.get_batch_samples),
                       epoch_iterator, GA, "cpu")
         rows = prepares.count("list")
-        yield f"batches prepared ({where})", rows, rows != GA and text(
-            MESSAGES, "get_batch_samples.problem.prepared", count=rows,
+        yield f"batches prepared ({where})", rows, rows != GA and said(
+            GET_BATCH_SAMPLES_WORDS["problem.prepared"], count=rows,
             GA=GA)
         if isinstance(out, Raised):
             yield f"raised ({where})", out, text(
                 MESSAGES, "facts.raised", what="get_batch_samples",
                 error=describe_error(out.error))
         if not (isinstance(out, tuple) and len(out) == 2):
-            yield f"returned ({where})", type(out).__name__, text(
-                MESSAGES, "get_batch_samples.problem.pair",
+            yield f"returned ({where})", type(out).__name__, said(
+                GET_BATCH_SAMPLES_WORDS["problem.pair"],
                 kind=type(out).__name__)
         batches, count = out
         if not isinstance(batches, (list, tuple)):  # (count, batches)?
             kind = f"({type(batches).__name__}, {type(count).__name__})"
-            yield f"returned ({where})", kind, text(
-                MESSAGES, "get_batch_samples.problem.pair", kind=kind)
+            yield f"returned ({where})", kind, said(
+                GET_BATCH_SAMPLES_WORDS["problem.pair"], kind=kind)
         if not all(isinstance(batch, dict) and "completion_mask" in batch
                    for batch in batches):
-            yield f"batches ({where})", "not prepared", text(
-                MESSAGES, "get_batch_samples.problem.kind")
+            yield f"batches ({where})", "not prepared", said(
+                GET_BATCH_SAMPLES_WORDS["problem.kind"])
         if not isinstance(count, (torch.Tensor, int, float)):
-            yield f"count ({where})", type(count).__name__, text(
-                MESSAGES, "get_batch_samples.problem.pair",
+            yield f"count ({where})", type(count).__name__, said(
+                GET_BATCH_SAMPLES_WORDS["problem.pair"],
                 kind=f"(batches, {type(count).__name__})")
         count = torch.as_tensor(count)
         shape = tuple(count.shape)
-        yield f"count's shape ({where})", shape, shape != () and text(
-            MESSAGES, "get_batch_samples.problem.shape", shape=shape)
+        yield f"count's shape ({where})", shape, shape != () and said(
+            GET_BATCH_SAMPLES_WORDS["problem.shape"], shape=shape)
         wanted = int(sum(batch["completion_mask"].sum()
                          for batch in batches)) * (1 + OTHER)
         got = float(count)
-        yield f"count ({where})", got, got != wanted and text(
-            MESSAGES, "get_batch_samples.problem.count", where=where,
+        yield f"count ({where})", got, got != wanted and said(
+            GET_BATCH_SAMPLES_WORDS["problem.count"], where=where,
             wanted=wanted, got=f"{got:g}")
 
 
@@ -238,7 +238,144 @@ def _facts(candidate):
         yield from _step_facts(trainer, k, GA, index=number % 2)
 
 
-@exercise("get_batch_samples", stars=3, notebook=NOTEBOOK,
+# What get_batch_samples's checker says, English beside Japanese: its hint
+# ladder (gentlest first), each mistake's (title, why, hint), its judge's
+# lines.
+GET_BATCH_SAMPLES_WORDS = {
+    "hints": {
+        "en": ["Count active tokens: the sum of completion_mask over every "
+               "prepared batch of the step, not the number of completions, "
+               "not the mask's size.",
+               "Prepare first: batches = [self._prepare_inputs(batch) for "
+               "batch in batches]. The parent gives prompt rows; only a "
+               "prepared batch has a completion_mask to count.",
+               "Count the step, not the generation: the batches you just "
+               "prepared are this step's; the buffer's k slices are a step "
+               "only when steps_per_generation == GA.",
+               "Each process counts only its own batches: return "
+               "self.accelerator.gather(tokens).sum(), one number for all."],
+        "ja": ["有効なトークンを数えます: ステップの準備済みのすべてのバッチ"
+               "の completion_mask の合計で、補完の数でも、マスクの大きさでも"
+               "ありません。",
+               "まず準備します: batches = [self._prepare_inputs(batch) for "
+               "batch in batches]。親が返すのはプロンプトの行です。数える "
+               "completion_mask があるのは準備済みのバッチだけです。",
+               "生成ではなくステップを数えます: いま準備したバッチがこのステ"
+               "ップのものです。バッファの k 個のスライスがステップになるのは"
+               " steps_per_generation == GA のときだけです。",
+               "各プロセスは自分のバッチだけを数えます: "
+               "self.accelerator.gather(tokens).sum() を返し、全体で 1 つの"
+               "数にします。"]},
+    "not_prepared": {
+        "en": ("batches not prepared",
+               "the parent's batches are prompt rows: nothing is generated "
+               "yet, so there are no completion tokens to count",
+               "pass each batch through self._prepare_inputs first"),
+        "ja": ("バッチを準備していない",
+               "親のバッチはプロンプトの行です: まだ何も生成されておらず、数"
+               "える補完のトークンがありません",
+               "まず各バッチを self._prepare_inputs に通してください")},
+    "first_micro_batch": {
+        "en": ("one micro-batch counted",
+               "you counted the first micro-batch's tokens only: with GA > 1 "
+               "the step's loss is divided by too few tokens",
+               "sum the completion_mask of every batch of the step"),
+        "ja": ("1 つのマイクロバッチだけを数えた",
+               "最初のマイクロバッチのトークンだけを数えました: GA > 1 ではス"
+               "テップの損失を少なすぎるトークン数で割ります",
+               "ステップのすべてのバッチの completion_mask を合計してくださ"
+               "い")},
+    "completions_counted": {
+        "en": ("completions counted, not tokens",
+               "len() counts completions: \"dapo\" divides by active tokens",
+               "batch[\"completion_mask\"].sum(), not len(...)"),
+        "ja": ("トークンではなく補完を数えた",
+               "len() は補完を数えます: \"dapo\" は有効なトークン数で割ります",
+               "len(...) ではなく batch[\"completion_mask\"].sum()")},
+    "tokens_before_masking": {
+        "en": ("tokens counted before masking",
+               "numel() counts the padding after <eos> too: the count is too "
+               "big and depends on the longest completion",
+               "sum the mask's ones: completion_mask.sum()"),
+        "ja": ("マスクの前にトークンを数えた",
+               "numel() は <eos> の後のパディングも数えます: 数が大きすぎ、い"
+               "ちばん長い補完に左右されます",
+               "マスクの 1 を合計します: completion_mask.sum()")},
+    "generation_count": {
+        "en": ("the generation's count (TRL issue 5619)",
+               "you counted the whole generation's tokens: that is the "
+               "step's only when steps_per_generation == GA",
+               "count the batches this step serves, not self._buffer"),
+        "ja": ("生成全体の数 (TRL issue 5619)",
+               "生成全体のトークンを数えました: それがステップの数になるのは "
+               "steps_per_generation == GA のときだけです",
+               "self._buffer ではなく、このステップが使うバッチを数えてくだ"
+               "さい")},
+    "rescaled_generation_count": {
+        "en": ("the generation's count rescaled (TRL 1.16)",
+               "generation tokens x GA / k is the step's count on average "
+               "only: exact when every slice has as many tokens as the others",
+               "count the step's own batches instead of rescaling"),
+        "ja": ("生成全体の数をスケールし直した (TRL 1.16)",
+               "生成のトークン数 x GA / k がステップの数になるのは平均として"
+               "だけです: 正確なのはどのスライスも同じトークン数のときです",
+               "スケールし直さず、ステップ自身のバッチを数えてください")},
+    "not_gathered": {
+        "en": ("not gathered over processes",
+               "each process would divide by its own tokens: with 2 "
+               "processes the step's loss is no longer one token mean",
+               "self.accelerator.gather(tokens).sum()"),
+        "ja": ("プロセス間で集めていない",
+               "各プロセスが自分のトークン数で割ることになります: 2 プロセス"
+               "ではステップの損失が 1 つのトークン平均ではなくなります",
+               "self.accelerator.gather(tokens).sum()")},
+    "gather_not_summed": {
+        "en": ("gathered but not summed",
+               "gather returns one count per process: num_items_in_batch "
+               "must be one number",
+               "add .sum() after the gather"),
+        "ja": ("集めたが合計していない",
+               "gather はプロセスごとに 1 つの数を返します: "
+               "num_items_in_batch は 1 つの数でなければなりません",
+               "gather の後に .sum() を付けてください")},
+    "problem.prepared": {
+        "en": "{count} of the step's {GA} batches went through "
+              "_prepare_inputs: prepare each one, once",
+        "ja": "ステップの {GA} 個のバッチのうち {count} 個が "
+              "_prepare_inputs を通りました: それぞれを 1 回ずつ準備してくだ"
+              "さい"},
+    "problem.pair": {
+        "en": "get_batch_samples returned {kind}: return (batches, count), "
+              "the count a number (the Trainer passes it on as "
+              "num_items_in_batch)",
+        "ja": "get_batch_samples が {kind} を返しました: (batches, count) を"
+              "返し、count は数にしてください (Trainer はそれを "
+              "num_items_in_batch として渡します)"},
+    "problem.kind": {
+        "en": "return the prepared batches (dicts with a completion_mask), "
+              "not the prompt rows",
+        "ja": "プロンプトの行ではなく、準備済みのバッチ (completion_mask を"
+              "持つ dict) を返してください"},
+    "problem.shape": {
+        "en": "the count has shape {shape}: return one number, the sum over "
+              "processes",
+        "ja": "数の形が {shape} です: プロセス全体の合計として 1 つの数を返"
+              "してください"},
+    "problem.count": {
+        "en": "with {where} the step has {wanted} active tokens over the two "
+              "processes, your count is {got}",
+        "ja": "{where} では、ステップの有効なトークンは 2 プロセス合わせて "
+              "{wanted} 個ですが、あなたの数は {got} です"},
+    "judge.passed": {
+        "en": "the step's active tokens, counted exactly, for {splits} "
+              "splits of GA against steps_per_generation, over 2 processes",
+        "ja": "ステップの有効なトークンを正確に数えました: GA と "
+              "steps_per_generation の {splits} 通りの分け方、2 プロセスで"},
+}
+
+
+@exercise("get_batch_samples", words=GET_BATCH_SAMPLES_WORDS,
+          stars=3, notebook=NOTEBOOK,
           kit_code=("kit.trainers:GRPOTrainer.get_batch_samples",),
           answer=MyTrainer, method="get_batch_samples",
           judge=lambda candidate, seen, expected: _judge_counts(seen),
@@ -275,5 +412,5 @@ def observe_get_batch_samples(candidate):
 
 def _judge_counts(seen):
     judge_facts(seen, "get_batch_samples")
-    return text(MESSAGES, "get_batch_samples.judge.passed",
+    return said(GET_BATCH_SAMPLES_WORDS["judge.passed"],
                 splits=len(SPLITS))
