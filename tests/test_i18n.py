@@ -60,6 +60,12 @@ def test_every_exercise_and_mistake_has_its_japanese_words():
                 if f"symptom.{symptom}" not in MESSAGES["ja"]]
 
 
+def test_the_machinerys_japanese_half_follows_the_english_order():
+    english = list(MESSAGES["en"])
+    assert list(MESSAGES["ja"]) == [key for key in english
+                                    if key in MESSAGES["ja"]]
+
+
 def test_the_verdict_words_match_the_reports_status_words():
     # the text after the emoji is the status word the class report shows
     for status in ("passed", "failed", "not attempted"):

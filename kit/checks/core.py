@@ -6,8 +6,9 @@ same function runs the kit's answer and every known mistake of the
 catalogue, each written as real code. `judge(candidate, seen, expected)`
 then says what differs (raising `Mismatch`). When a wrong answer behaves
 exactly like a catalogued mistake, `check()` names it and gives its hint.
-`report.py` prints and records the verdict; every word of it comes from
-`messages.MESSAGES`.
+`report.py` prints and records the verdict. The machinery's words come from
+`messages.MESSAGES`; an exercise's own (its hints, each mistake's title,
+why and hint, its judge's lines) sit beside its checker, `words=` below.
 """
 
 import inspect
@@ -122,7 +123,6 @@ def exercise(id, stars, notebook, answer, mistakes=(), solution=None,
     "hints" (the ladder, gentlest first), "stub" (optional), one
     (title, why, hint) per mistake id, and the lines its judge prints.
     """
-    words = words or _words_in_messages(id, mistakes)
     def register(observe):
         number = 1 + sum(e.notebook == notebook for e in EXERCISES.values())
         for mistake in mistakes:
@@ -134,27 +134,6 @@ def exercise(id, stars, notebook, answer, mistakes=(), solution=None,
             tuple(kit_code), words)
         return observe
     return register
-
-
-def _words_in_messages(id, mistakes):
-    """Until every checker holds its words: its entries in MESSAGES."""
-    def entry(key):
-        return {lang: MESSAGES[lang][key] for lang in MESSAGES
-                if key in MESSAGES[lang]}
-    levels = range(1, 1 + sum(key.startswith(f"{id}.hint.")
-                              for key in MESSAGES["en"]))
-    words = {"hints": {lang: [MESSAGES[lang][f"{id}.hint.{n}"]
-                              for n in levels] for lang in MESSAGES
-                       if all(f"{id}.hint.{n}" in MESSAGES[lang]
-                              for n in levels)}}
-    if f"{id}.stub" in MESSAGES["en"]:
-        words["stub"] = entry(f"{id}.stub")
-    for mistake in mistakes:
-        parts = [entry(f"{id}.{mistake.id}.{part}")
-                 for part in ("title", "why", "hint")]
-        words[mistake.id] = {lang: tuple(part[lang] for part in parts)
-                             for lang in parts[0]}
-    return words
 
 
 class Result:

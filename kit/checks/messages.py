@@ -1,11 +1,10 @@
-"""Every line the checkers print, in one table for `kit.i18n.text`.
+"""The grading machinery's lines, in one table for `kit.i18n.text`.
 
-Keys: the machinery's lines by what they say ("verdict.passed",
-"refused.timeout"); each exercise's hint ladder as "<exercise>.hint.<n>"
-(n from 1, the gentlest); each named mistake's three lines as
-"<exercise>.<mistake>.title" (a few words), ".why" (what is wrong) and
-".hint" (how to fix it). A mistake keeps its code and id in its checker;
-its words live here, so a second language is this table's "ja" half.
+Keys say what a line is for ("verdict.passed", "refused.timeout",
+"compare.shape"): the verdicts, refusals, comparisons and hints every
+exercise shares. An exercise's own words (its hint ladder, each mistake's
+title, why and hint, its judge's lines) sit beside its checker in
+kit/checks/nb*.py, English beside Japanese (`words=` in core.exercise).
 """
 
 MESSAGES = {"en": {
@@ -114,18 +113,13 @@ MESSAGES = {"en": {
     "symptom.crash":
         "read the error's last line, then run your code by hand on small "
         "inputs and print the shapes just before the line that raised",
-
-}, "ja": {}}  # filled in by the Japanese edition; English where missing
-
-# The Japanese half, in the English half's order. Terms as README.ja.md's
-# glossary (from the Japanese transformers docs): 損失, 勾配累積,
-# マイクロバッチ, コールバック, 補完, 方策, 参照モデル, 対数確率; code,
-# API names and the {fields} stay as in English.
-# To add an entry (notebooks 07 and 08, or any new checker line): write the
-# English under its key above, then the same key here, with the same
-# {fields} and the same `code` names; tests/test_i18n.py fails until every
-# English key has its Japanese one (kit.i18n.missing(MESSAGES) lists them).
-MESSAGES["ja"].update({
+}, "ja": {
+    # The Japanese half, in the English half's order (a test holds it).
+    # Terms as README.ja.md's glossary (from the Japanese transformers
+    # docs): 損失, 勾配累積, マイクロバッチ, コールバック, 補完, 方策,
+    # 参照モデル, 対数確率; code, API names and the {fields} stay as in
+    # English. A new line: its English above, then the same key here with
+    # the same {fields}; tests/test_i18n.py fails until both are there.
     "verdict.passed": "✅ 合格",
     "verdict.failed": "❌ 不合格",
     "verdict.not attempted": "⏸  未着手",
@@ -202,6 +196,7 @@ MESSAGES["ja"].update({
     "kind.the function": "関数 {name}",
     "hint.line": "ヒント {level}/{count}: {text}",
     "hint.named": "ヒント: {text}",
+    "solution.header": "# {id} の解答: 演習のセルに貼り付けてください",
     "symptom.detached":
         "結果が勾配を持っていません: 入力から torch の演算で作り、途中で "
         ".detach(), .item(), torch.tensor(...) や torch.no_grad() "
@@ -223,5 +218,4 @@ MESSAGES["ja"].update({
     "symptom.crash":
         "エラーの最後の行を読み、小さな入力で手元でコードを実行して、"
         "エラーの出た行の直前で形状を表示してください",
-    "solution.header": "# {id} の解答: 演習のセルに貼り付けてください",
-})
+}}
