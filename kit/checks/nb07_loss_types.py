@@ -364,26 +364,9 @@ DR_GRPO_LOSS_WORDS = {
                "各補完のトークンを先に平均しました: それは \"grpo\" で、短い"
                "補完のトークンが重くなります",
                "マスクした全トークンで 1 回合計し、それから / (B x 最大長)")},
-    "kl_when_beta_0": {
-        "en": ("KL added when beta = 0",
-               "with beta = 0 there is no reference: ref_per_token_logps is "
-               "None",
-               "add the KL only inside `if beta > 0:`"),
-        "ja": ("beta = 0 で KL を加えた",
-               "beta = 0 では参照モデルがありません: ref_per_token_logps は "
-               "None です",
-               "KL は `if beta > 0:` の中でだけ加えてください")},
-    "detached_loss": {
-        "en": ("detached loss",
-               "the loss carries no gradient to per_token_logps: training "
-               "would learn nothing",
-               "no .detach(), .item() or torch.no_grad() on the policy's "
-               "log-probs"),
-        "ja": ("切り離された損失",
-               "損失が per_token_logps への勾配を持っていません: 学習しても何"
-               "も学びません",
-               "方策の対数確率に .detach()、.item()、torch.no_grad() を使わ"
-               "ないでください")},
+    # the same slips as dapo_loss's, in the same words
+    "kl_when_beta_0": DAPO_LOSS_WORDS["kl_when_beta_0"],
+    "detached_loss": DAPO_LOSS_WORDS["detached_loss"],
 }
 
 
