@@ -14,7 +14,7 @@ import time
 from matplotlib.figure import Figure
 from transformers import TrainerCallback
 
-from kit.labels import PLOTS, fonts, label
+from kit.labels import fonts, label
 
 
 def headless():
@@ -49,7 +49,6 @@ def generates(log_history):
 
 # Why GRPO's loss hovers at 0, said where the learner looks for it, and
 # only while it does: off-policy slices (k > 1) swing it away from 0.
-GRPO_LOSS_NOTE = PLOTS["en"]["grpo_loss_note"]  # its words: kit.labels
 NEAR_ZERO = 0.05  # |loss| at most this at every log: "≈ 0" is true
 
 

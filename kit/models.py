@@ -13,8 +13,10 @@ import torch
 from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig,
                           LlamaForCausalLM)
 
+# The names notebooks import from here (DESIGN.md's kit.models); they are
+# defined in kit.runtime, which the CLI reads without waiting for torch.
 from kit.runtime import (PRESETS, default_preset,  # noqa: F401
-                         one_cpu_thread, pick_device, run_path, runs_dir)
+                         pick_device, run_path)
 from kit.tasks import make_tokenizer
 
 # The starting policies of both presets ship with the kit: "cpu" (half a MB)

@@ -10,6 +10,7 @@ from nbclient import NotebookClient
 
 from kit import checks, losses
 from kit.checks import EXERCISES
+from kit.checks.messages import MESSAGES
 
 CATALOGUE = [(exercise.id, mistake) for exercise in EXERCISES.values()
              for mistake in exercise.mistakes]
@@ -266,6 +267,15 @@ def test_a_timeout_that_is_not_a_positive_number_is_refused(timeout, capsys):
     assert not result and "itimer" not in out
 
 
+@pytest.mark.parametrize("keyword", ["timout", "time_limit", "strict"])
+def test_a_misspelt_keyword_is_named_not_swallowed(keyword):
+    # before, check(..., **options) took any keyword: timout=60 left the
+    # 20 s limit in place without a word
+    with pytest.raises(TypeError, match=keyword):
+        checks.check("causal_lm_loss", losses.causal_lm_loss,
+                     **{keyword: 60})
+
+
 @pytest.mark.parametrize("timeout", [float("inf"), 1e12])
 def test_a_timeout_too_long_for_the_timer_means_no_limit(timeout):
     assert checks.check("causal_lm_loss", losses.causal_lm_loss,
@@ -377,8 +387,8 @@ def test_verdict_lines_carry_a_word_beside_the_glyph(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("✅ passed · causal_lm_loss ★: ")
     assert out[1].startswith("❌ failed · causal_lm_loss ★: ")
-    for status, line in checks.core.VERDICTS.items():
-        assert line.endswith(status)
+    for status in ("passed", "failed", "not attempted"):
+        assert MESSAGES["en"][f"verdict.{status}"].endswith(status)
 
 
 def test_an_outer_alarm_while_mistakes_are_compared_goes_on_up(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import missing_japanese, status
+from conftest import forget, missing_japanese, status
 from kit import checks, i18n, losses
 from kit.checks import EXERCISES, advice
 from kit.checks.messages import MESSAGES
@@ -110,5 +110,5 @@ def test_each_exercise_keeps_its_own_place_on_its_ladder(capsys):
         checks.check("causal_lm_loss", wrong)
     first, other = EXERCISES["causal_lm_loss"], EXERCISES["dpo_loss"]
     assert (first.failures, other.failures) == (2, 0)
-    advice.forget([first])
+    forget([first])
     assert first.failures == 0 and first.last_help is None

@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
-from kit import models, tasks
+from kit import models, runtime, tasks
 
 
 def test_pick_device_prefers_an_accelerator():
@@ -162,7 +162,7 @@ def test_notebooks_keep_torch_to_one_thread_on_the_toy_world(
     try:
         torch.set_num_threads(2)
         monkeypatch.setenv("KIT_PRESET", "gpu")  # a real model: leave it be
-        models.one_cpu_thread()
+        runtime.one_cpu_thread()
         assert torch.get_num_threads() == 2
         monkeypatch.setenv("KIT_PRESET", "cpu")
         setup_notebook()

@@ -13,7 +13,6 @@ from transformers import Trainer
 
 from kit import recipes, tasks
 from kit.trainers import CausalLMTrainer
-from kit.trainers.nonfinite import StopOnNonFinite
 
 QUIET = dict(disable_tqdm=True, eval_strategy="no", eval_on_start=False)
 
@@ -101,13 +100,3 @@ def test_without_clipping_the_norm_is_checked_too(tmp_path, few_pairs):
                                                  "clipping: inf"):
         trainer.train()
 
-
-def test_the_callback_still_stops_a_plain_trainer(tmp_path):
-    class PlainNaN(Trainer):
-        def compute_loss(self, model, inputs, **kwargs):
-            return super().compute_loss(model, inputs, **kwargs) * math.nan
-    trainer = recipes.sft_trainer("cpu", output_dir=tmp_path, max_steps=2,
-                                  trainer_class=PlainNaN, disable_tqdm=True,
-                                  callbacks=[StopOnNonFinite()])
-    with pytest.raises(FloatingPointError, match="stopped at step 1"):
-        trainer.train()

@@ -91,9 +91,9 @@ def test_make_lab_runs_as_root_and_without_a_display():
 
 
 def test_course_runs_go_to_one_runs_folder_at_the_root(monkeypatch):
-    from kit import models, recipes
+    from kit import models, recipes, runtime
     monkeypatch.delenv("KIT_RUNS", raising=False)
-    assert models.runs_dir() == ROOT / "runs"
+    assert runtime.runs_dir() == ROOT / "runs"
     assert models.run_path("runs/01_x") == ROOT / "runs" / "01_x"
     assert models.run_path("elsewhere/x") == Path("elsewhere/x")
     args = recipes.common_args("runs/03_dpo", seed=0)

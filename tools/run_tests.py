@@ -9,7 +9,7 @@ mostly waits on JupyterLab and Chromium (run alone, it left two cores
 while it waited. Each process keeps torch to one thread
 (OMP_NUM_THREADS=1): two threads a process on a shared core wait on each
 other at every op and run up to 25 times slower (see
-kit.models.one_cpu_thread). A suite's output is printed whole when it
+kit.runtime.one_cpu_thread). A suite's output is printed whole when it
 ends, so suites never interleave. The exit code is 1 if any suite failed.
 
 The Japanese copies (notebooks/ja/) have the English copies' code cells

@@ -59,8 +59,3 @@ def ladder(exercise):
     return [first] + [h for i, h in enumerate(exercise.hints, 1)
                       if i != rung]
 
-
-def forget(exercises):
-    """Start these exercises' ladders afresh (a test, a new learner)."""
-    for exercise in exercises:
-        exercise.failures, exercise.last_help = 0, None

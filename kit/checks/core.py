@@ -29,11 +29,6 @@ from kit.checks.compare import (Mismatch, TimeLimit, default_judge,
 from kit.checks.messages import MESSAGES
 from kit.i18n import said, text
 
-# the verdict lines by status, in the current language
-VERDICTS = {status: text(MESSAGES, f"verdict.{status}")
-            for status in ("passed", "failed", "not attempted")}
-
-
 @dataclass
 class Mistake:
     """A known wrong answer: `code` is written as a learner would write it.
@@ -175,7 +170,7 @@ def _lookup(exercise_id):
 
 # ------------------------------------------------------------- checking
 
-def check(exercise_id, candidate, timeout=20, **options):
+def check(exercise_id, candidate, timeout=20):
     """Grade `candidate` for exercise `exercise_id`; print, return a Result.
 
     `timeout` (seconds) bounds the learner's code: past it the answer fails

@@ -11,7 +11,6 @@ logs) just before it clips and steps.
 import math
 
 import torch
-from transformers import TrainerCallback
 
 
 def stop(step, what):
@@ -62,18 +61,3 @@ class NonFiniteMixin:
             return True  # float16: the scaler skips steps that overflow
         return math.isfinite(float(grad_norm))
 
-
-class StopOnNonFinite(TrainerCallback):
-    """For any Trainer: stop when a gradient is nan or inf before the step.
-
-    A callback only sees the gradients after clipping, which turns an
-    infinite norm into zeros: kit trainers use NonFiniteMixin, which
-    looks before. This is for a plain `Trainer` (add_callback).
-    """
-
-    def on_pre_optimizer_step(self, args, state, control, model=None,
-                              **kwargs):
-        grads = [p.grad for p in model.parameters() if p.grad is not None]
-        if grads and not torch.isfinite(
-                torch.nn.utils.get_total_norm(grads)):
-            stop(state.global_step + 1, "gradient norm: nan or inf")
