@@ -62,6 +62,26 @@ def test_each_solution_pasted_into_its_stub_passes(name, capsys,
                        if e.notebook == name]
 
 
+@pytest.mark.parametrize("exercise_id", list(EXERCISES))
+def test_the_printed_solution_is_the_solved_notebooks_to_the_letter(
+        exercise_id, capsys):
+    # the answer is kept twice, in the checker (what solution() prints)
+    # and in the notebook's source (the solved copy): one edited alone,
+    # comments and docstrings included, fails here
+    exercise = EXERCISES[exercise_id]
+    notebook = nbformat.read(paths.SOLUTIONS / f"{exercise.notebook}.ipynb",
+                             4)
+    cells = [cell.source for cell in notebook.cells
+             if cell.cell_type == "code" and any(
+                 found.group(1) == exercise_id
+                 for found in CHECK_LINE.finditer(cell.source))]
+    assert len(cells) == 1, exercise_id
+    solved = cells[0][:CHECK_LINE.search(cells[0]).start()]
+    header, printed = printed_solution(exercise_id, capsys).split("\n", 1)
+    assert header.startswith("# ") and exercise_id in header
+    assert printed.strip() == solved.strip()
+
+
 @pytest.mark.parametrize("path", sorted(paths.SOURCES.glob("0*.py")),
                          ids=lambda path: path.stem)
 def test_a_notebook_imports_what_it_tells_the_learner_to_call(path):

@@ -91,6 +91,16 @@ def _lm_case(seed, batch, length, vocab, prompts, padding):
     return logits.requires_grad_(), labels
 
 
+# The printed solution, the notebook's to the letter (a test holds
+# it): kit.losses' version says more than an exercise cell does.
+def causal_lm_loss(logits, labels):
+    """Mean next-token cross-entropy over labelled tokens. Shape: ()."""
+    logits = logits[:, :-1, :]  # (B, T-1, V): position t predicts t+1
+    labels = labels[:, 1:]  # (B, T-1)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                           labels.reshape(-1), ignore_index=-100)
+
+
 # What causal_lm_loss's checker says, English beside Japanese: its hint ladder
 # (gentlest first), each mistake's (title, why, hint).
 CAUSAL_LM_LOSS_WORDS = {
@@ -196,6 +206,7 @@ CAUSAL_LM_LOSS_WORDS = {
 
 
 @exercise("causal_lm_loss", words=CAUSAL_LM_LOSS_WORDS,
+          solution=causal_lm_loss,
           stars=1, notebook=NOTEBOOK,
           kit_code=("kit.losses:causal_lm_loss",),
           answer=losses.causal_lm_loss, symptoms={"crash": 2}, mistakes=[
@@ -284,7 +295,7 @@ class DividesByGATooo(Trainer):
 class MyTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs=False,
                      num_items_in_batch=None):
-        labels = inputs.pop("labels")  # we compute the loss, not the model
+        labels = inputs.pop("labels")
         outputs = model(**inputs)
         loss = causal_lm_loss(outputs.logits, labels)
         return (loss, outputs) if return_outputs else loss

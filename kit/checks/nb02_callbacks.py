@@ -1,6 +1,6 @@
 """Checkers for notebook 02: callbacks against subclassing."""
 
-import pprint
+import json
 import tempfile
 
 from transformers import (TrainerCallback, TrainerControl, TrainerState,
@@ -15,13 +15,11 @@ NOTEBOOK = "02_callbacks_vs_subclassing"
 
 
 class StopAtLoss(TrainerCallback):
-    """Stop training once the logged training loss falls below `target`."""
-
     def __init__(self, target):
         self.target = target
 
     def on_log(self, args, state, control, logs=None, **kwargs):
-        loss = (logs or {}).get("loss")  # eval and summary logs have none
+        loss = (logs or {}).get("loss")
         if loss is not None and loss < self.target:
             control.should_training_stop = True
         return control
@@ -308,7 +306,9 @@ CALLBACK_OR_SUBCLASS_WORDS = {
 @exercise("callback_or_subclass", words=CALLBACK_OR_SUBCLASS_WORDS,
           stars=2, notebook=NOTEBOOK,
           answer=REQUESTS, judge=_judge_requests,
-          solution="answers = " + pprint.pformat(REQUESTS, width=79,
-                                                 sort_dicts=False))
+          # laid out as the notebook's cell is (a test holds it)
+          solution="answers = {\n" + "".join(
+              f"    {json.dumps(request)}: {json.dumps(answer)},\n"
+              for request, answer in REQUESTS.items()) + "}")
 def observe_requests(candidate):
     return {}

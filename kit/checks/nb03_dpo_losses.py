@@ -207,18 +207,15 @@ def observe_sequence_logps(candidate):
 
 def dpo_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
              ref_rejected_logps, beta=0.1):
-    """Eq. 7 of Rafailov et al.: one loss per pair and the two rewards."""
     chosen_logratios = policy_chosen_logps - ref_chosen_logps  # (B,)
     rejected_logratios = policy_rejected_logps - ref_rejected_logps  # (B,)
-    logits = chosen_logratios - rejected_logratios  # (B,)
-    losses = -F.logsigmoid(beta * logits)  # (B,)
+    losses = -F.logsigmoid(beta * (chosen_logratios - rejected_logratios))
     chosen_rewards = beta * chosen_logratios.detach()
     rejected_rewards = beta * rejected_logratios.detach()
     return losses, chosen_rewards, rejected_rewards
 
 
 def fixed_snippet(chosen_scores, rejected_scores, beta):
-    """The published snippet, corrected: β scales the whole difference."""
     return -F.logsigmoid(beta * (chosen_scores - rejected_scores))
 
 

@@ -26,7 +26,7 @@ class MyDPOTrainer(DPOTrainer):
             ref_logits = self.ref_model(input_ids=ids,
                                         attention_mask=mask).logits
             ref_logps = sequence_logps(ref_logits, ids, completion_mask)
-        chosen, rejected = logps.chunk(2)  # (B,) each
+        chosen, rejected = logps.chunk(2)
         ref_chosen, ref_rejected = ref_logps.chunk(2)
         losses, chosen_rewards, rejected_rewards = dpo_loss(
             chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta)

@@ -3,6 +3,7 @@
 import torch
 
 from kit import losses
+from kit.losses import per_token_kl
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, graph_leaves)
 from kit.checks.core import Mistake, exercise
@@ -35,6 +36,16 @@ def view_G_rows(rewards, num_generations):
 def mean_only(rewards, num_generations):
     grouped = rewards.view(-1, num_generations)  # (B, G)
     return (grouped - grouped.mean(dim=1, keepdim=True)).view(-1)
+
+
+# The printed solution, the notebook's to the letter (a test holds
+# it): kit.losses' version says more than an exercise cell does.
+def group_advantages(rewards, num_generations):
+    """Shape: (B·G,) -> (B·G,)."""
+    grouped = rewards.view(-1, num_generations)  # (B, G)
+    mean = grouped.mean(dim=1, keepdim=True)  # (B, 1)
+    std = grouped.std(dim=1, keepdim=True)  # (B, 1)
+    return ((grouped - mean) / (std + 1e-4)).view(-1)
 
 
 # What group_advantages's checker says, English beside Japanese: its hint
@@ -99,6 +110,7 @@ GROUP_ADVANTAGES_WORDS = {
 
 
 @exercise("group_advantages", words=GROUP_ADVANTAGES_WORDS,
+          solution=group_advantages,
           stars=2, notebook=NOTEBOOK,
           kit_code=("kit.losses:group_advantages",),
           answer=losses.group_advantages, mistakes=[
@@ -279,6 +291,24 @@ def _loss_and_gradient(candidate, seed, epsilon, beta):
     return loss.detach(), gradient
 
 
+# The printed solution, the notebook's to the letter (a test holds
+# it): kit.losses' version says more than an exercise cell does.
+def grpo_loss(per_token_logps, old_per_token_logps, advantages,
+              completion_mask, epsilon=0.2, beta=0.0,
+              ref_per_token_logps=None):
+    """A scalar: the mean over completions of their mean token loss."""
+    ratio = torch.exp(per_token_logps - old_per_token_logps)  # (B, T)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    advantages = advantages.unsqueeze(1)  # (B, 1)
+    per_token = -torch.min(ratio * advantages, clipped * advantages)
+    if beta > 0:
+        per_token = per_token + beta * per_token_kl(per_token_logps,
+                                                    ref_per_token_logps)
+    mask = completion_mask.float()
+    per_sequence = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1)
+    return per_sequence.mean()
+
+
 # What grpo_loss's checker says, English beside Japanese: its hint ladder
 # (gentlest first), each mistake's (title, why, hint), its judge's lines.
 GRPO_LOSS_WORDS = {
@@ -434,6 +464,7 @@ GRPO_LOSS_WORDS = {
 
 
 @exercise("grpo_loss", words=GRPO_LOSS_WORDS,
+          solution=grpo_loss,
           stars=3, notebook=NOTEBOOK, answer=losses.grpo_loss,
           kit_code=("kit.losses:grpo_loss",
                     "kit.losses:clipped_token_losses"),

@@ -104,7 +104,7 @@ def mask_width(per_token_logps, old_per_token_logps, advantages,
 def dapo_loss(per_token_logps, old_per_token_logps, advantages,
               completion_mask, epsilon=0.2, beta=0.0,
               ref_per_token_logps=None, num_items_in_batch=None):
-    """A scalar: the step's token sum over the step's token count."""
+    """A scalar: the masked token sum / num_items_in_batch."""
     ratio = torch.exp(per_token_logps - old_per_token_logps)  # (B, T)
     clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
     advantages = advantages.unsqueeze(1)  # (B, 1)
@@ -119,7 +119,7 @@ def dapo_loss(per_token_logps, old_per_token_logps, advantages,
 def dr_grpo_loss(per_token_logps, old_per_token_logps, advantages,
                  completion_mask, epsilon=0.2, beta=0.0,
                  ref_per_token_logps=None, max_completion_length=None):
-    """A scalar: the token sum over B x the config's max length."""
+    """A scalar: the masked token sum / (B x max_completion_length)."""
     ratio = torch.exp(per_token_logps - old_per_token_logps)  # (B, T)
     clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
     advantages = advantages.unsqueeze(1)  # (B, 1)
