@@ -9,7 +9,7 @@ import pytest
 
 from kit import course
 from kit.builder import notebooks, paths
-from kit.grading import grade
+from kit.grading import submissions
 from kit.checks import EXERCISES
 
 SOURCE = '''\
@@ -201,7 +201,7 @@ def test_the_colab_install_cell_does_nothing_elsewhere(monkeypatch, capsys):
 @pytest.mark.parametrize("path", sorted(paths.NOTEBOOKS.glob("*.ipynb")),
                          ids=lambda p: p.name)
 def test_every_checked_exercise_is_registered_for_its_notebook(path):
-    ids = grade.exercises_in(nbformat.read(path, as_version=4))
+    ids = submissions.exercises_in(nbformat.read(path, as_version=4))
     for exercise_id in ids:
         assert EXERCISES[exercise_id].notebook == path.stem
 

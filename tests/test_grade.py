@@ -27,7 +27,7 @@ import pytest
 
 from kit import cli
 from kit.builder import paths
-from kit.grading import grade, sandbox
+from kit.grading import grade, sandbox, submissions
 
 HEADER = ["submission", "notebook", "exercise", "stars", "status",
           "mistake", "attempts", "message", "error"]
@@ -536,11 +536,11 @@ def test_grade_skips_only_cells_no_check_needs(path):
     no untagged cell uses what only a tagged cell defines."""
     notebook = nbformat.read(path, as_version=4)
     code = [c for c in notebook.cells if c.cell_type == "code"]
-    if not grade.exercises_in(notebook):
+    if not submissions.exercises_in(notebook):
         return  # never graded: 00 and 06 have no exercises
     only_tagged = set()
     for cell in code:
-        tagged = bool(grade.SKIPPED_TAGS & set(cell.metadata.get("tags", [])))
+        tagged = bool(submissions.SKIPPED_TAGS & set(cell.metadata.get("tags", [])))
         bound, used = _bound_and_used(cell.source)
         trains = re.search(r"(?<!model)\.train\(\)|\bexplore_\w+\(\)",
                            cell.source)
@@ -792,10 +792,10 @@ def test_the_notebooks_language_is_the_reports_default(tmp_path,
                                                        monkeypatch):
     ja = paths.NOTEBOOKS / "ja" / "04_grpo_dataloader.ipynb"
     en = paths.NOTEBOOKS / "04_grpo_dataloader.ipynb"
-    assert [grade.notebook_language(p) for p in (
+    assert [submissions.notebook_language(p) for p in (
         ja, en, tmp_path / "missing.ipynb")] == ["ja", "en", "en"]
-    assert grade.run_language([("a", ja), ("b", ja)]) == "ja"
-    assert grade.run_language([("a", ja), ("b", en)]) == "en"  # mixed
+    assert submissions.run_language([("a", ja), ("b", ja)]) == "ja"
+    assert submissions.run_language([("a", ja), ("b", en)]) == "en"  # mixed
     # no kernel: the cards are made up; what is said is the point
     monkeypatch.delenv("KIT_LANG", raising=False)
     monkeypatch.setattr(grade, "grade_all", lambda submissions, *a, **k: [
@@ -904,7 +904,7 @@ def test_a_link_a_fifo_or_a_huge_file_is_named_and_not_read(tmp_path,
     (folder / "link.ipynb").symlink_to(private)
     os.mkfifo(folder / "fifo.ipynb")  # a read would never end
     (folder / "huge.ipynb").write_text("x" * 2_500_000)
-    monkeypatch.setattr(grade, "NOTEBOOK_SIZE_LIMIT", 1_000_000)
+    monkeypatch.setattr(submissions, "NOTEBOOK_SIZE_LIMIT", 1_000_000)
     result = kit_grade(folder, "--csv", tmp_path / "class.csv")
     assert result.returncode == 2
     assert "hunter2" not in (result.stdout

@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-# kit.grading.grade.SKIPPED_TAGS: cells that train or draw only
+# kit.grading.submissions.SKIPPED_TAGS: cells that train or draw only
 SHARED_TAGS = {"train", "plot"}
 # The build's one difference outside the exercises: the solved copy's setup
 # call says so (kit.course.show then hides nothing). It binds no name.

@@ -35,10 +35,8 @@ scores), 1 some could not be graded, 2 none could; 130 interrupted.
 import asyncio
 import json
 import os
-import re
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -47,7 +45,6 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
-import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
@@ -56,30 +53,21 @@ from tqdm import tqdm
 import kit
 from kit import i18n
 from kit.grading import gradebook, kernel_shim, sandbox
+from kit.grading.submissions import (ANY_CHECK, COURSE, CannotGrade,
+                                     course_notebook, exercises_in,
+                                     find_submissions, first_line,
+                                     not_a_plain_file, read_notebook,
+                                     run_language, skip_cells)
 from kit.grading.report_text import say
 from kit.checks import EXERCISES
 
-CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([\w.-]+)["']""")
-ANY_CHECK = re.compile(r"\bcheck\(")
-SKIPPED_FOLDERS = {"solutions", ".ipynb_checkpoints"}
-# cells no check needs (kit.builder.notebooks)
-SKIPPED_TAGS = {"train", "plot"}
-# how a notebook says its language (kit.builder.japanese writes it so)
-SETUP_LANG = re.compile(
-    r"""\bsetup_notebook\([^)]*\blang\s*=\s*\\?["'](\w+)\\?["']""")
 NOTEBOOK_TIMEOUT = 1800  # seconds a notebook may run, all cells together
-NOTEBOOK_SIZE_LIMIT = 64_000_000  # bytes: outputs and pictures included
-LANG_READ_LIMIT = 2_000_000  # bytes read to find it; the call is near the top
 STATUSES = {"passed", "failed", "not attempted"}  # what check() records
 OUTPUT_LIMIT = 20_000_000  # characters a notebook may print, all cells
 GRADE_FILE_LIMIT = 1_000_000  # bytes of grade records read
 MESSAGE_LIMIT = 500  # characters of a checker's message kept
 # the folder holding `kit`: kernels import the grader's own kit from it
 KIT_ROOT = str(Path(kit.__file__).resolve().parent.parent)
-# the course's own exercise list, notebook by notebook, in order
-COURSE = {}
-for _exercise in EXERCISES.values():
-    COURSE.setdefault(_exercise.notebook, []).append(_exercise.id)
 # what a kernel may see of the grader's environment (not its secrets)
 KERNEL_ENV = {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ",
               "TMPDIR", "TERM", "SHELL", "LD_LIBRARY_PATH", "MPLBACKEND",
@@ -103,127 +91,12 @@ _stopping = threading.Event()  # set on Ctrl-C: start no more kernels
 _interrupted = threading.Event()
 
 
-class CannotGrade(Exception):
-    """Nothing to grade at all: the message is the one line we print."""
-
-
 class NotebookTimeout(Exception):
     """The notebook ran past --notebook-timeout, all cells together."""
 
 
 class OutputLimit(Exception):
     """The notebook printed more than OUTPUT_LIMIT characters."""
-
-
-# ----------------------------------------------------------- what to grade
-
-def find_submissions(paths):
-    """Notebooks named by `paths`, each once, as (label, path) pairs.
-
-    Labels are paths relative to the folder the submissions share, so
-    alice/03.ipynb and bob/03.ipynb stay apart.
-    """
-    found = []
-    for given in paths:
-        if not str(given).strip():  # "$DIR" unset: not the current folder
-            raise CannotGrade(say("empty_path"))
-        given = Path(given)
-        if given.is_dir():
-            # links and FIFOs too: each is refused by name when graded
-            found += sorted(
-                p for p in given.rglob("*.ipynb") if not p.is_dir() and not
-                SKIPPED_FOLDERS & set(p.relative_to(given).parts[:-1]))
-        elif given.exists() or given.is_symlink():
-            found.append(given)
-        else:
-            raise CannotGrade(say("no_such_path", path=given))
-    # where each is, its folder resolved but not a link it may be
-    unique = list({p.parent.resolve() / p.name: p for p in found}.values())
-    if not unique:
-        raise CannotGrade(say("no_notebooks",
-                              paths=", ".join(map(str, paths))))
-    if len(paths) == 1 and not Path(paths[0]).is_dir():
-        return [(str(unique[0]), unique[0])]
-    absolute = [p.parent.resolve() / p.name for p in unique]
-    root = Path(os.path.commonpath([p.parent for p in absolute]))
-    return [(str(a.relative_to(root)), p) for a, p in zip(absolute, unique)]
-
-
-def notebook_language(path):
-    """The language `path`'s setup_notebook(lang=...) asks for, else "en".
-
-    Read as raw text (a JSON string escapes the quotes), so a file that is
-    not a notebook costs nothing here: it is refused when it is graded.
-    """
-    try:
-        if _not_a_plain_file(path):  # a FIFO would never open
-            return "en"
-        with open(path, "rb") as file:
-            raw = file.read(LANG_READ_LIMIT).decode("utf-8", "replace")
-    except OSError:
-        return "en"
-    found = SETUP_LANG.search(raw)
-    return found.group(1) if found and found.group(1) in i18n.LANGUAGES \
-        else "en"
-
-
-def run_language(submissions):
-    """--lang's default: the language every submission shares, else en."""
-    languages = {notebook_language(path) for _, path in submissions}
-    return languages.pop() if len(languages) == 1 else "en"
-
-
-def read_notebook(path):
-    """The notebook, every cell with text for a source; else ValueError."""
-    notebook = nbformat.read(path, as_version=4)
-    cells = notebook.get("cells")
-    if not isinstance(cells, list):
-        raise ValueError("it has no list of cells")
-    for number, cell in enumerate(cells, 1):
-        if not isinstance(cell, dict) or not isinstance(
-                cell.get("source"), str) or not isinstance(
-                cell.get("cell_type"), str):
-            raise ValueError(f"cell {number} has no source text")
-    return notebook
-
-
-def exercises_in(notebook):
-    """Exercise ids in the order the notebook's code cells check them."""
-    ids = []
-    for cell in notebook.cells:
-        if cell.cell_type == "code":
-            ids += [i for i in CHECK_CALL.findall(cell.source) if i not in ids]
-    return ids
-
-
-def course_notebook(path, ids):
-    """The course notebook this is a copy of, whatever the student named
-    it (or deleted): the one its checks belong to, else its file name."""
-    checked = {EXERCISES[i].notebook for i in ids if i in EXERCISES}
-    if len(checked) == 1:
-        return checked.pop()
-    if not checked and Path(path).stem in COURSE:
-        return Path(path).stem
-    return None
-
-
-def _tags(cell):
-    tags = cell.get("metadata", {}).get("tags", [])
-    return {t for t in tags if isinstance(t, str)} if isinstance(
-        tags, list) else set()
-
-
-def skip_cells(notebook):
-    """Empty the cells tagged `train` or `plot`: nbclient skips them."""
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and SKIPPED_TAGS & _tags(cell):
-            cell.source = ""
-
-
-def first_line(cell, width=50):
-    line = next((l.strip() for l in cell.source.splitlines() if l.strip()),
-                "")
-    return line if len(line) <= width else line[:width - 1] + "…"
 
 
 # ------------------------------------------------------- running one kernel
@@ -549,24 +422,8 @@ def grade_one(label, path, timeout, all_cells=False,
     return gradebook.inert_card(card)
 
 
-def _not_a_plain_file(path):
-    """Why `path` is not read at all, or None: a submission is a plain
-    file of a notebook's size, not a link to a private file (whose first
-    characters would be quoted), a FIFO (a read that never ends) or a
-    device (/dev/zero: one that never stops)."""
-    found = os.lstat(path)
-    if stat.S_ISLNK(found.st_mode):
-        return say("a_link")
-    if not stat.S_ISREG(found.st_mode):
-        return say("not_a_file")
-    if found.st_size > NOTEBOOK_SIZE_LIMIT:
-        return say("too_big", size=found.st_size // 1_000_000,
-                   limit=NOTEBOOK_SIZE_LIMIT // 1_000_000)
-    return None
-
-
 def _grade_into(card, path, timeout, all_cells, notebook_timeout):
-    card["error"] = _not_a_plain_file(path)
+    card["error"] = not_a_plain_file(path)
     if card["error"]:
         return
     try:
