@@ -141,7 +141,7 @@ def _dpo_setup(trainer_class, pairs=6):
 
 def _logged(trainer):
     """The metrics compute_loss recorded for the logs: {name: tensor}."""
-    sums = trainer._metric_sums()  # {mode: {name: [sum, count]}}
+    sums = trainer._metrics  # {mode: {name: [sum, count]}}
     return {name: torch.tensor([total / count])
             for mode in ("train", "eval")
             for name, (total, count) in sums[mode].items()}

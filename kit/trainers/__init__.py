@@ -1,8 +1,8 @@
 """The course's trainers: each overrides only what its lesson is about."""
 
 from kit.trainers.dpo import DPOConfig, DPOTrainer
-from kit.trainers.grpo import GRPOConfig, GRPOTrainer
-from kit.trainers.grpo_without_buffer import GRPOTrainerWithoutBuffer
+from kit.trainers.grpo import (GRPOConfig, GRPOTrainer,
+                               GRPOTrainerWithoutBuffer)
 from kit.trainers.sft import CausalLMTrainer
 
 __all__ = ["CausalLMTrainer", "DPOConfig", "DPOTrainer", "GRPOConfig",

@@ -73,7 +73,14 @@ class DPOConfig(TrainingArguments):
 
 class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
                  Trainer):
-    """Trainer whose loss prefers `chosen` to `rejected` (Rafailov et al.)."""
+    """Trainer whose loss prefers `chosen` to `rejected` (Rafailov et al.).
+
+    State, made in `__init__` (and who uses it):
+        loss_fn, logps_fn, loss_fields  the loss type's record,
+                    kit.losses.PREFERENCE_LOSSES (compute_loss)
+        ref_model   the frozen reference: a copy of the starting policy
+                    unless one is given (compute_loss)
+    """
 
     loss_is_scaled_for_ga = True  # compute_loss divides by the step's pairs
 

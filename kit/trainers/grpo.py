@@ -33,11 +33,14 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
     """Trainer for Group Relative Policy Optimization (Shao et al., 2024).
 
     State, made in `__init__` (and who uses it):
+        loss_fn, loss_fields, loss_is_scaled_for_ga  the loss type's
+                    record, kit.losses.GRPO_LOSSES (compute_loss)
         reward_funcs, reward_func_names  the rewards, unique names (_score)
         ref_model   frozen starting policy if beta > 0 (_logps_to_compare)
         _step       micro-steps served so far (_prepare_inputs)
         _buffer     the k slices of the last generation (_prepare_inputs)
-        _generation training generate()'s calls, seconds, tokens (log)
+        _generation training generate()'s calls, seconds, tokens
+                    (running_totals)
         _sampling, _greedy  GenerationConfigs: training, eval (_generate)
     _step, _buffer and _generation are checkpointed: resume is exact.
     """
@@ -230,6 +233,12 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         """Per-token log-probs of the completions under `model`: (B, T)."""
         return completion_logps(model, batch, self.args.temperature)
 
+    def running_totals(self):
+        """What training's generate() calls have cost so far, in each
+        training log (MetricsMixin.log)."""
+        return {f"generation/{key}": value
+                for key, value in self._generation.items()}
+
     # --------------------------------------------------------------- plumbing
 
     def __init__(self, model, reward_funcs, args=None, train_dataset=None,
@@ -267,3 +276,14 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         return prompts_per_generation(
             self._train_batch_size, self.args.steps_per_generation,
             self.args.num_generations, self.accelerator.num_processes)
+
+
+# Notebook 08's starting point: GRPO whose checkpoints lack its buffer.
+class GRPOTrainerWithoutBuffer(GRPOTrainer):
+    """GRPOTrainer whose checkpoints leave out its own state (`_step`,
+    `_buffer`, `_generation`): notebook 08's learner saves them in
+    `_save_checkpoint` and takes them back in `_load_from_checkpoint`."""
+
+    # No state_file: CheckpointMixin then writes and checks only the
+    # Trainer's files and kit_checkpoint.json. Nothing else changes.
+    state_file = None

@@ -1,4 +1,4 @@
-"""GRPOTrainer's plumbing: what a checkpoint keeps, what the logs show.
+"""GRPOTrainer's plumbing: what a checkpoint keeps, and its columns.
 
 A mixin, apart so the trainer reads in one sitting.
 """
@@ -9,17 +9,11 @@ from kit.trainers.checkpoint import CheckpointMixin
 
 
 class GRPOStateMixin(CheckpointMixin):
-    """Resume exact (the saved buffer served as it was cut); logs; columns."""
+    """Resume exact (the saved buffer served as it was cut); columns."""
 
     def _set_signature_columns_if_needed(self):
         # Rewards may need any column: remove_unused_columns keeps them all.
         self._signature_columns = list(self.train_dataset.column_names)
-
-    def log(self, logs, start_time=None):
-        if not any(key.startswith("eval_") for key in logs):
-            logs.update({f"generation/{key}": value
-                         for key, value in self._generation.items()})
-        super().log(logs, start_time)
 
     state_file = "grpo_state_{process}.pt"
 

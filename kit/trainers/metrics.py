@@ -17,12 +17,18 @@ class MetricsMixin:
     `eval_<name>`, as the Trainer names eval_loss.
     """
 
+    def __init__(self, *args, **kwargs):
+        # {mode: {name: [sum, count]}}: record() adds, log() empties
+        self._metrics = {"train": defaultdict(lambda: [0.0, 0]),
+                         "eval": defaultdict(lambda: [0.0, 0])}
+        super().__init__(*args, **kwargs)
+
     def record(self, **metrics):
         """Remember this batch's metrics: each a tensor or a number."""
         mode = "train" if self.model.training else "eval"
         gather = (self.accelerator.gather if mode == "train"
                   else self.accelerator.gather_for_metrics)
-        store = self._metric_sums()[mode]
+        store = self._metrics[mode]
         for name, value in metrics.items():
             value = torch.as_tensor(value, dtype=torch.float32,
                                     device=self.accelerator.device)
@@ -33,16 +39,16 @@ class MetricsMixin:
     def log(self, logs, start_time=None):
         mode = "eval" if any(k.startswith("eval_") for k in logs) else "train"
         prefix = "eval_" if mode == "eval" else ""
-        store = self._metric_sums()[mode]
+        store = self._metrics[mode]
         for name, (total, count) in store.items():
             # in place: evaluate() returns this very dict to its caller
             logs[prefix + name] = total / count
         store.clear()
+        if mode == "train":
+            logs.update(self.running_totals())
         super().log(logs, start_time)
 
-    def _metric_sums(self):
-        """{mode: {name: [sum, count]}}"""
-        if not hasattr(self, "_metrics"):
-            self._metrics = {"train": defaultdict(lambda: [0.0, 0]),
-                             "eval": defaultdict(lambda: [0.0, 0])}
-        return self._metrics
+    def running_totals(self):
+        """Totals since the run began, logged as they stand with each
+        training log (GRPO: what generation has cost so far)."""
+        return {}

@@ -31,16 +31,22 @@ class NonFiniteMixin:
     the verdict is shared, so all of them stop together.
     """
 
+    def __init__(self, *args, **kwargs):
+        # True while every loss of this optimizer step was finite (a tensor
+        # once a loss came: no waiting for the GPU)
+        self._finite_losses = True
+        super().__init__(*args, **kwargs)
+
     def training_step(self, model, inputs, num_items_in_batch=None):
         loss = super().training_step(model, inputs, num_items_in_batch)
         finite = torch.isfinite(loss.detach()).all()
-        self._finite_losses = finite & getattr(self, "_finite_losses", True)
+        self._finite_losses = finite & self._finite_losses
         return loss
 
     def _get_grad_norm(self, model, grad_norm=None):
         # grad_norm: what _clip_grad_norm measured before it clipped
         grad_norm = super()._get_grad_norm(model, grad_norm)
-        losses = getattr(self, "_finite_losses", True)
+        losses = self._finite_losses
         self._finite_losses = True  # the next step starts afresh
         verdict = torch.tensor(
             [not bool(losses), not self._finite_norm(grad_norm)],
