@@ -13,6 +13,7 @@ import torch
 from transformers import (AutoModelForCausalLM, AutoTokenizer, LlamaConfig,
                           LlamaForCausalLM)
 
+from kit import cache
 # The names notebooks import from here (DESIGN.md's kit.models); they are
 # defined in kit.runtime, which the CLI reads without waiting for torch.
 from kit.runtime import (PRESETS, default_preset,  # noqa: F401
@@ -91,21 +92,16 @@ def load_policy(name_or_path=None, preset=None):
     return _load(name_or_path)
 
 
-_SHIPPED = {}  # folder -> (its weights' size and time, model, tokenizer)
-
-
 def _shipped_copy(folder):
     """A fresh copy of a shipped starting policy, loaded once a process.
 
     The checkers ask for it hundreds of times: a copy takes 2 ms, a load
     17 ms. Weights changed on disk are loaded again.
     """
-    weights = (folder / "model.safetensors").stat()
-    stamp = (weights.st_size, weights.st_mtime_ns)
-    if _SHIPPED.get(folder, (None,))[0] != stamp:
-        # "gpu" ships as float16: the course trains in float32
-        _SHIPPED[folder] = (stamp, *_load(folder, dtype=torch.float32))
-    _, model, tokenizer = _SHIPPED[folder]
+    # "gpu" ships as float16: the course trains in float32
+    model, tokenizer = cache.per_file(
+        cache.LOADED, folder / "model.safetensors",
+        lambda: _load(folder, dtype=torch.float32))
     return copy.deepcopy(model), copy.deepcopy(tokenizer)
 
 

@@ -12,7 +12,7 @@ from transformers import (DataCollatorForSeq2Seq, PrinterCallback,
                           TrainingArguments)
 from transformers.utils.notebook import NotebookProgressCallback
 
-from kit import tasks
+from kit import cache, tasks
 from kit.models import check_preset, greedy_accuracy, load_policy, tiny_model
 from kit.runtime import pick_device, run_path
 
@@ -97,9 +97,6 @@ def sft_features(tokenizer):
     return encode
 
 
-_SFT_ROWS = {}
-
-
 def sft_rows(tokenizer, split, n=None, seed=0):
     """sft_dataset encoded by sft_features, once per process and tokenizer.
 
@@ -107,14 +104,12 @@ def sft_rows(tokenizer, split, n=None, seed=0):
     costs 2.5 s of CPU each time. Datasets are never changed in place, so
     trainers can share one.
     """
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    same_tokenizer = backend.to_str() if backend else tokenizer
-    key = (split, n, seed, same_tokenizer, tokenizer.eos_token_id)
-    if key not in _SFT_ROWS:
+    def encode():
         rows = tasks.sft_dataset(split, n=n, seed=seed)
-        _SFT_ROWS[key] = rows.map(sft_features(tokenizer),
-                                  remove_columns=rows.column_names)
-    return _SFT_ROWS[key]
+        return rows.map(sft_features(tokenizer),
+                        remove_columns=rows.column_names)
+    key = (split, n, seed, cache.tokenizer_key(tokenizer))
+    return cache.once(cache.SFT_ROWS, key, encode)
 
 
 def sft_trainer(preset=None, output_dir="runs/sft", seed=0, max_steps=None,

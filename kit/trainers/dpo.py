@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers import Trainer, TrainingArguments
 
+from kit import cache
 from kit.losses import PREFERENCE_LOSSES
 from kit.trainers.checkpoint import CheckpointMixin
 from kit.trainers.guards import (BATCH_RULES, check_choice, check_dataset,
@@ -163,17 +164,6 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         })
 
 
-# (fingerprint, name, max_length, tokenizer) -> (rows, warnings): see
-# PreferenceTokenizer.dataset. Datasets are never changed in place.
-_TOKENISED = {}
-
-
-def _replay(caught):
-    """Warn again what tokenising warned (kept with the cached rows)."""
-    for warning in caught:
-        warnings.warn(warning.message, warning.category, stacklevel=4)
-
-
 class PreferenceTokenizer:
     """Tokenise prompt/chosen/rejected rows and collate them into batches."""
 
@@ -190,26 +180,14 @@ class PreferenceTokenizer:
         """
         dataset = check_dataset(name, dataset, COLUMNS, "DPO",
                                 "preference rows")
-        backend = getattr(self.tokenizer, "backend_tokenizer", None)
-        key = (getattr(dataset, "_fingerprint", None), name,
-               self.max_length, self.tokenizer.eos_token_id,
-               backend.to_str() if backend else id(self.tokenizer))
-        if key[0] is None or key not in _TOKENISED:
-            try:
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always")
-                    tokenised = self._tokenise(dataset, name)
-            except ValueError:  # the warnings still say what else is wrong
-                _replay(caught)
-                raise
-            if key[0] is not None:
-                while len(_TOKENISED) >= 4:  # a few datasets, not all
-                    _TOKENISED.pop(next(iter(_TOKENISED)))
-                _TOKENISED[key] = tokenised, caught
-        else:
-            tokenised, caught = _TOKENISED[key]
-        _replay(caught)
-        return tokenised
+        # equal rows (a dataset's fingerprint hashes them) with an equal
+        # tokenizer tokenise alike; no fingerprint, no sharing
+        fingerprint = getattr(dataset, "_fingerprint", None)
+        key = None if fingerprint is None else (
+            fingerprint, name, self.max_length,
+            cache.tokenizer_key(self.tokenizer))
+        return cache.remembered(cache.TOKENISED, key,
+                                lambda: self._tokenise(dataset, name), most=4)
 
     def _tokenise(self, dataset, name):
         self.check_pairs_differ(name, dataset)
