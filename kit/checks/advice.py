@@ -4,7 +4,7 @@ After a failure, `hint(id, 1)` starts from what was seen: a named mistake's
 rung (`Mistake.rung`), or the symptom the machinery told apart (a detached
 result, a wrong shape or dtype, an input changed in place, a constant
 factor, a crash) — at the exercise's rung for it (`Exercise.symptoms`) or
-with the symptom's own hint (messages "symptom.<name>"). The rest of the
+with the symptom's own hint (SYMPTOMS says its line). The rest of the
 ladder follows in order. With nothing told apart, each failure gives the
 next rung in turn. Where a ladder stands is kept on its exercise.
 """
@@ -12,13 +12,15 @@ next rung in turn. Where a ladder stands is kept on its exercise.
 from kit.checks.messages import MESSAGES
 from kit.i18n import text
 
-# what the machinery can tell apart, each with a hint of its own
-SYMPTOMS = ("detached", "shape", "in_place", "scaled", "timeout", "crash")
+# what the machinery can tell apart -> its own hint in messages.MESSAGES
+SYMPTOMS = {"detached": "symptom.detached", "shape": "symptom.shape",
+            "in_place": "symptom.in_place", "scaled": "symptom.scaled",
+            "timeout": "symptom.timeout", "crash": "symptom.crash"}
 
 
 def symptom_hint(symptom, factor=None):
     """The symptom's own hint; {factor} is filled in for "scaled"."""
-    return text(MESSAGES, f"symptom.{symptom}", factor=factor or 0)
+    return text(MESSAGES, SYMPTOMS[symptom], factor=factor or 0)
 
 
 def help_after(exercise, result):

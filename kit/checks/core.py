@@ -178,12 +178,12 @@ def check(exercise_id, candidate, timeout=20):
     """
     exercise = _lookup(exercise_id)
     if exercise is None:
-        return _refused("unknown id", id=exercise_id)
+        return _refused("refused.unknown id.why", id=exercise_id)
     if (isinstance(timeout, bool) or not isinstance(timeout, numbers.Real)
             or not timeout > 0):
         print(text(MESSAGES, "refused.timeout", id=exercise_id,
                    timeout=timeout))
-        return _refused("timeout", exercise, timeout=timeout)
+        return _refused("refused.timeout.why", exercise, timeout=timeout)
     wrong_kind = what_check_expects(exercise, candidate)
     if wrong_kind:
         result = Result(exercise, "failed", wrong_kind)
@@ -203,9 +203,10 @@ def check(exercise_id, candidate, timeout=20):
     return result
 
 
-def _refused(why, exercise=None, **fields):
-    """A check() call that could not grade anything: not a verdict."""
-    why = text(MESSAGES, f"refused.{why}.why", **fields)
+def _refused(key, exercise=None, **fields):
+    """A check() call that could not grade anything: not a verdict. `key`
+    names its reason's line in MESSAGES."""
+    why = text(MESSAGES, key, **fields)
     if os.environ.get("KIT_STRICT") == "1":
         raise AssertionError(text(MESSAGES, "refused.strict", why=why))
     return Result(exercise, "failed", text(MESSAGES, "not checked", why=why))

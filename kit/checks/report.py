@@ -13,6 +13,10 @@ from kit.checks import advice
 from kit.checks.messages import MESSAGES
 from kit.i18n import text
 
+# a Result's status -> its verdict line's first words in MESSAGES
+VERDICTS = {"passed": "verdict.passed", "failed": "verdict.failed",
+            "not attempted": "verdict.not attempted"}
+
 
 def report(result, notes=()):
     """Print the verdict and its help, record it; raise in strict mode."""
@@ -29,7 +33,7 @@ def show(result, notes=()):
         print(text(MESSAGES, "note", note=note))
     exercise = result.exercise
     print(text(MESSAGES, "verdict.line",
-               verdict=text(MESSAGES, f"verdict.{result.status}"),
+               verdict=text(MESSAGES, VERDICTS[result.status]),
                id=exercise.id, stars="★" * exercise.stars,
                message=result.message))
     line = advice.help_after(exercise, result)
