@@ -143,6 +143,24 @@ def test_a_callback_reading_the_log_history_passes():
     assert status("stop_callback", StopsOnTheLastLoggedLoss) == "passed"
 
 
+def test_the_checkers_own_setup_is_not_the_learners_time(monkeypatch):
+    # a busy machine: each TrainingArguments the checker builds around the
+    # learner's on_log takes 0.4 s, five of them 2 s, past a 1 s limit
+    import time
+
+    from kit import checks
+    from kit.checks import EXERCISES, nb02_callbacks
+    real = nb02_callbacks.TrainingArguments
+
+    def slow(*args, **kwargs):
+        time.sleep(0.4)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(nb02_callbacks, "TrainingArguments", slow)
+    answer = EXERCISES["stop_callback"].answer
+    assert checks.check("stop_callback", answer, timeout=1).status == (
+        "passed")
+
+
 def test_a_callback_endless_inside_the_real_run_ends_named(capsys):
     import time
 
