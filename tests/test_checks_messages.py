@@ -28,6 +28,17 @@ def test_every_exercise_and_mistake_has_its_words():
         assert key in MESSAGES["en"]
 
 
+def test_an_exercise_whose_words_lack_a_mistake_is_refused_where_declared():
+    from kit.checks.core import Mistake, exercise
+    words = {"hints": {"en": ["a rung"]}}
+    with pytest.raises(ValueError, match="no entry for off_by_one"):
+        exercise("toy", 1, "00_toy", answer=len, words=words,
+                 mistakes=[Mistake("off_by_one", len)])
+    with pytest.raises(TypeError, match="words"):
+        exercise("toy", 1, "00_toy", answer=len)
+    assert "toy" not in EXERCISES
+
+
 def test_every_entry_of_an_exercises_words_is_one_its_checker_asks_for():
     for exercise in EXERCISES.values():
         source = Path(inspect.getsourcefile(exercise.observe)).read_text()

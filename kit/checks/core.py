@@ -109,15 +109,21 @@ class Exercise:
 EXERCISES = {}
 
 
-def exercise(id, stars, notebook, answer, mistakes=(), solution=None,
-             uses=(), method=None, judge=None, symptoms=None, kit_code=(),
-             words=None):
+def exercise(id, stars, notebook, answer, *, words, mistakes=(),
+             solution=None, uses=(), method=None, judge=None, symptoms=None,
+             kit_code=()):
     """Register the decorated `observe` function of exercise `id`.
 
     `words`: what its checker says, each entry `{"en": ..., "ja": ...}`:
     "hints" (the ladder, gentlest first), "stub" (optional), one
     (title, why, hint) per mistake id, and the lines its judge prints.
     """
+    lacking = [key for key in ["hints"] + [m.id for m in mistakes]
+               if key not in words]
+    if lacking:  # said when the checker module loads, not at a learner
+        raise ValueError(f"exercise {id!r}: its words have no entry for "
+                         f"{', '.join(lacking)}; add one beside the others")
+
     def register(observe):
         number = 1 + sum(e.notebook == notebook for e in EXERCISES.values())
         for mistake in mistakes:
