@@ -24,16 +24,25 @@ def test_every_exercise_and_mistake_has_its_words():
             assert mistake.words is exercise.words[mistake.id]
             title, why, hint = mistake.words["en"]
             assert title and why and hint, (exercise.id, mistake.id)
+        for property in exercise.properties:
+            assert property.words is exercise.words[property.key]
+            for language in ("en", "ja"):
+                title, why = property.words[language]
+                assert title and why, (exercise.id, property.key)
+            assert 1 <= property.rung <= len(exercise.hints)
     for key in advice.SYMPTOMS.values():
         assert key in MESSAGES["en"]
 
 
 def test_an_exercise_whose_words_lack_a_mistake_is_refused_where_declared():
-    from kit.checks.core import Mistake, exercise
+    from kit.checks.core import Mistake, Property, exercise
     words = {"hints": {"en": ["a rung"]}}
     with pytest.raises(ValueError, match="no entry for off_by_one"):
         exercise("toy", 1, "00_toy", answer=len, words=words,
                  mistakes=[Mistake("off_by_one", len)])
+    with pytest.raises(ValueError, match="no entry for property:ga"):
+        exercise("toy", 1, "00_toy", answer=len, words=words,
+                 properties=[Property("ga", "GA=2")])
     with pytest.raises(TypeError, match="words"):
         exercise("toy", 1, "00_toy", answer=len)
     assert "toy" not in EXERCISES
@@ -42,7 +51,8 @@ def test_an_exercise_whose_words_lack_a_mistake_is_refused_where_declared():
 def test_every_entry_of_an_exercises_words_is_one_its_checker_asks_for():
     for exercise in EXERCISES.values():
         source = Path(inspect.getsourcefile(exercise.observe)).read_text()
-        mistakes = {mistake.id for mistake in exercise.mistakes}
+        mistakes = {mistake.id for mistake in exercise.mistakes} | {
+            property.key for property in exercise.properties}
         stray = [key for key in exercise.words
                  if key not in {"hints", "stub"} | mistakes
                  and f'["{key}"]' not in source]

@@ -1,11 +1,11 @@
 """Help that fits what check() saw: the hint ladders and where they start.
 
 After a failure, `hint(id, 1)` starts from what was seen: a named mistake's
-rung (`Mistake.rung`), or the symptom the machinery told apart (a detached
-result, a wrong shape or dtype, an input changed in place, a constant
-factor, a crash) — at the exercise's rung for it (`Exercise.symptoms`) or
-with the symptom's own hint (SYMPTOMS says its line). The rest of the
-ladder follows in order. With nothing told apart, each failure gives the
+rung (`Mistake.rung`), a named property's (`Property.rung`), or the
+symptom the machinery told apart (a detached result, a wrong shape or
+dtype, an input changed in place, a constant factor, a crash) — at the
+exercise's rung for it (`Exercise.symptoms`) or with the symptom's own
+hint (SYMPTOMS says its line). The rest of the ladder follows in order. With nothing told apart, each failure gives the
 next rung in turn. Where a ladder stands is kept on its exercise.
 """
 
@@ -35,6 +35,12 @@ def help_after(exercise, result):
         if mistake.rung:
             exercise.last_help = (mistake.rung, hints[mistake.rung - 1])
         return text(MESSAGES, "hint.named", text=mistake.hint)
+    broken = [p for p in exercise.properties if p.key == result.mistake]
+    if broken:  # the rung that teaches the idea the answer misses
+        rung = broken[0].rung
+        exercise.last_help = (rung, hints[rung - 1])
+        return text(MESSAGES, "hint.line", level=rung, count=len(hints),
+                    text=hints[rung - 1])
     symptom = result.symptom
     if symptom in exercise.symptoms:
         rung = exercise.symptoms[symptom]

@@ -6,6 +6,10 @@ same function runs the kit's answer and every known mistake of the
 catalogue, each written as real code. `judge(candidate, seen, expected)`
 then says what differs (raising `Mismatch`). When a wrong answer behaves
 exactly like a catalogued mistake, `check()` names it and gives its hint.
+When none does, `name_property()` looks for the property of the
+inputs that separates the answer from the reference: the observations made
+on inputs with it (GA > 1, a labelled first position, β off its default)
+are the only ones that differ, so that property is what the answer misses.
 `report.py` prints and records the verdict. The machinery's words come from
 `messages.MESSAGES`; an exercise's own (its hints, each mistake's title,
 why and hint, its judge's lines) sit beside its checker, `words=` below.
@@ -15,6 +19,7 @@ import inspect
 import math
 import numbers
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -58,6 +63,50 @@ class Mistake:
 
 
 @dataclass
+class Property:
+    """A property of the inputs an answer must respect (GA > 1, a labelled
+    first position), known by the observations made on inputs that have it.
+
+    An answer that differs from the reference only there, and agrees
+    elsewhere, misses it. `where` picks those observations by name: a piece
+    of the name, or a function of it. Or `varies` names a setting in the
+    names, a regex with one group ("epsilon=([\\d.]+)"): an answer right
+    only where the setting has one value has that value written in, and
+    the observations with other values hold the property. Its words,
+    `{"en": (title, why), "ja": (...)}`, sit in its exercise's words under
+    "property:<id>".
+    """
+    id: str
+    where: object = None
+    # the 1-based rung of the exercise's `hints` that teaches the idea:
+    # hint(id, 1) right after this property is named starts there
+    rung: int = 1
+    varies: str = None
+    words: dict = None
+
+    @property
+    def key(self):  # what Result.mistake holds, and `grade` counts
+        return "property:" + self.id
+
+    def observations(self, names, agree):
+        """Of `names`, those made on inputs with the property; `agree`: the
+        names where the answer agrees with the reference."""
+        if self.varies is None:
+            return {name for name in names if (
+                self.where(name) if callable(self.where)
+                else self.where in name)}
+        setting = {name: found.group(1) for name in names
+                   if (found := re.search(self.varies, name))}
+        right_at = {setting[name] for name in agree if name in setting}
+        if len(right_at) != 1:  # right at several values: not written in
+            return set()
+        return {name for name in setting if setting[name] not in right_at}
+
+    title = Mistake.title
+    why = Mistake.why
+
+
+@dataclass
 class Exercise:
     id: str
     stars: int
@@ -68,6 +117,11 @@ class Exercise:
     answer: object  # the kit's right answer, in the learner's form
     solution: object  # what solution() prints: code, or a value
     mistakes: list = field(default_factory=list)
+    # properties of the inputs it is checked on, named when no mistake is
+    properties: list = field(default_factory=list)
+    # other answers the judge accepts (a step ahead): properties are read
+    # against whichever of them the answer is closest to
+    also_right: tuple = ()
     # earlier exercises this one calls: [(name, exercise id, kit's version)]
     uses: list = field(default_factory=list)
     method: str = None  # for a class: the method the learner writes
@@ -110,16 +164,17 @@ EXERCISES = {}
 
 
 def exercise(id, stars, notebook, answer, *, words, mistakes=(),
-             solution=None, uses=(), method=None, judge=None, symptoms=None,
-             kit_code=()):
+             properties=(), also_right=(), solution=None, uses=(),
+             method=None, judge=None, symptoms=None, kit_code=()):
     """Register the decorated `observe` function of exercise `id`.
 
     `words`: what its checker says, each entry `{"en": ..., "ja": ...}`:
     "hints" (the ladder, gentlest first), "stub" (optional), one
-    (title, why, hint) per mistake id, and the lines its judge prints.
+    (title, why, hint) per mistake id, one (title, why) per property under
+    "property:<id>", and the lines its judge prints.
     """
     lacking = [key for key in ["hints"] + [m.id for m in mistakes]
-               if key not in words]
+               + [p.key for p in properties] if key not in words]
     if lacking:  # said when the checker module loads, not at a learner
         raise ValueError(f"exercise {id!r}: its words have no entry for "
                          f"{', '.join(lacking)}; add one beside the others")
@@ -128,11 +183,13 @@ def exercise(id, stars, notebook, answer, *, words, mistakes=(),
         number = 1 + sum(e.notebook == notebook for e in EXERCISES.values())
         for mistake in mistakes:
             mistake.words = words[mistake.id]
+        for property in properties:
+            property.words = words[property.key]
         EXERCISES[id] = Exercise(
             id, stars, notebook, number, observe, judge or default_judge,
             answer, answer if solution is None else solution,
-            list(mistakes), list(uses), method, dict(symptoms or {}),
-            tuple(kit_code), words)
+            list(mistakes), list(properties), tuple(also_right), list(uses),
+            method, dict(symptoms or {}), tuple(kit_code), words)
         return observe
     return register
 
@@ -143,7 +200,9 @@ class Result:
     def __init__(self, exercise, status, message, mistake=None,
                  symptom=None, factor=None):
         self.exercise, self.status, self.message = exercise, status, message
-        self.mistake = mistake  # the id of a named mistake, or None
+        # the id of a named mistake, "property:<id>" of a named property,
+        # or None
+        self.mistake = mistake
         self.symptom, self.factor = symptom, factor  # where help starts
         self.advise = True  # False: no hint fits (the answer's kind, a bug)
 
@@ -259,6 +318,11 @@ def evaluate(exercise, candidate, timeout=20):
         return Result(exercise, "failed", text(
             MESSAGES, "mistake", title=mistake.title, why=mistake.why),
             mistake.id)
+    broken = name_property(exercise, seen) if seen is not None else None
+    if broken is not None:
+        return Result(exercise, "failed", text(
+            MESSAGES, "mistake", title=broken.title, why=broken.why),
+            broken.key)
     factor = None
     if symptom is None and seen is not None:
         factor = scale_factor(seen, exercise.seen(exercise.answer))
@@ -279,6 +343,30 @@ def name_mistake(exercise, seen):
                 raise
             continue
     return None
+
+
+def name_property(exercise, seen):
+    """The property of the inputs that separates `seen` from the reference,
+    or None.
+
+    A property is named when every observation that differs was made on
+    inputs that have it, and some observation without it agrees: right
+    while GA = 1, wrong with GA = 2. Of several, the one held by the fewest
+    observations says most.
+    """
+    if not isinstance(seen, dict):
+        return None
+    found = []
+    for reference in (exercise.answer,) + exercise.also_right:
+        expected = _behaviour(exercise.seen(reference))
+        differs = {name for name, value in expected.items()
+                   if not same(seen.get(name), value)}
+        agree = set(expected) - differs
+        for order, property in enumerate(exercise.properties):
+            holds = property.observations(expected, agree)
+            if differs and differs <= holds and agree - holds:
+                found.append((len(holds), order, property))
+    return min(found, key=lambda f: f[:2])[2] if found else None
 
 
 def _behaviour(seen):

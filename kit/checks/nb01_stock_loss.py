@@ -10,7 +10,7 @@ from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 from kit import losses, recipes, tasks
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, gradient, graph_leaves)
-from kit.checks.core import EXERCISES, Mistake, exercise, paused
+from kit.checks.core import EXERCISES, Mistake, Property, exercise, paused
 from kit.gradients import split
 from kit.i18n import said
 from kit.models import tiny_model
@@ -32,6 +32,13 @@ def shifted_wrong_way(logits, labels):
     V = logits.shape[-1]
     return F.cross_entropy(logits[:, 1:].reshape(-1, V),
                            labels[:, :-1].reshape(-1), ignore_index=-100)
+
+
+def rolled(logits, labels):
+    labels = torch.roll(labels, -1, dims=1)  # every label one step left
+    V = logits.shape[-1]
+    return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1),
+                           ignore_index=-100)
 
 
 def minus_100_counted(logits, labels):
@@ -73,10 +80,11 @@ def detached_loss(logits, labels):
 # factor in each case, not one constant). The last has rows with no prompt:
 # a labelled first position, which no position predicts (a shift by
 # torch.roll wraps it around to the end; a count of the unshifted labels
-# counts it).
+# counts it). In the last, every row has as many labelled tokens: a mean
+# per row is right there alone.
 CASES = [(3, 7, 11, [3, 2, 4], [0, 2, 0]), (2, 9, 5, [1, 4], [3, 0]),
          (4, 6, 13, [2, 2, 3, 1], [0, 1, 0, 2]),
-         (3, 8, 7, [0, 2, 0], [0, 0, 2])]
+         (3, 8, 7, [0, 2, 0], [0, 0, 2]), (2, 6, 9, [2, 2], [0, 0])]
 
 
 def _lm_case(seed, batch, length, vocab, prompts, padding):
@@ -148,6 +156,19 @@ CAUSAL_LM_LOSS_WORDS = {
                "ンを予測させることになります",
                "*最後の* ロジットと *最初の* ラベルを落とします: logits[:, "
                ":-1], labels[:, 1:]")},
+    "rolled": {
+        "en": ("shifted with torch.roll",
+               "torch.roll wraps each row's first label around to its last "
+               "position, which is then asked for the row's first token: "
+               "wrong wherever that token is labelled (no prompt)",
+               "slice instead of rolling: logits[:, :-1] against labels[:, "
+               "1:]"),
+        "ja": ("torch.roll でずらした",
+               "torch.roll は各行の最初のラベルを最後の位置へ回り込ませ、その"
+               "位置に行の最初のトークンを予測させます: そのトークンにラベルが"
+               "ある (プロンプトがない) 行で違います",
+               "回さずにスライスします: logits[:, :-1] と labels[:, 1:] を比"
+               "べてください")},
     "minus_100_counted": {
         "en": ("-100 counted",
                "prompt and padding positions count in the mean, so the loss "
@@ -202,6 +223,24 @@ CAUSAL_LM_LOSS_WORDS = {
                "require grad' で止まります",
                "autograd を有効にしたまま、F.cross_entropy が返すテンソルを"
                "返してください")},
+    "property:labelled_first_position": {
+        "en": ("a labelled first position",
+               "right where every row starts with a prompt, wrong in case 3, "
+               "where a row's first token is labelled: no position predicts "
+               "the first token, so it is never a target"),
+        "ja": ("最初の位置のラベル",
+               "どの行もプロンプトで始まる場合は正しく、行の最初のトークンに"
+               "ラベルがあるケース 3 で違います: 最初のトークンを予測する位置"
+               "はないので、それがターゲットになることはありません")},
+    "property:rows_of_different_lengths": {
+        "en": ("rows of different lengths",
+               "right in case 4, where every row has as many labelled "
+               "tokens, wrong where the rows' counts differ: the loss is one "
+               "mean over the labelled tokens of the whole batch"),
+        "ja": ("長さの違う行",
+               "どの行もラベル付きトークンの数が同じケース 4 では正しく、数が"
+               "行ごとに違うと違います: 損失はバッチ全体のラベル付きトークン"
+               "での 1 つの平均です")},
 }
 
 
@@ -209,9 +248,14 @@ CAUSAL_LM_LOSS_WORDS = {
           solution=causal_lm_loss,
           stars=1, notebook=NOTEBOOK,
           kit_code=("kit.losses:causal_lm_loss",),
-          answer=losses.causal_lm_loss, symptoms={"crash": 2}, mistakes=[
+          answer=losses.causal_lm_loss, symptoms={"crash": 2}, properties=[
+              Property("labelled_first_position", "(case 3)", rung=1),
+              Property("rows_of_different_lengths",
+                       lambda name: "(case 4)" not in name, rung=3),
+          ], mistakes=[
               Mistake("not_shifted", not_shifted, rung=1),
               Mistake("shifted_wrong_way", shifted_wrong_way, rung=1),
+              Mistake("rolled", rolled, rung=1),
               Mistake("minus_100_counted", minus_100_counted, rung=3),
               Mistake("minus_100_as_token_0", minus_100_as_token_0, rung=3),
               Mistake("per_sequence_mean", per_sequence_mean, rung=3),
@@ -415,6 +459,32 @@ COMPUTE_LOSS_WORDS = {
                "require grad' で止まります",
                "autograd を有効にしたままモデルと損失を計算し、損失のテンソ"
                "ルそのものを返してください")},
+    "property:gradient_accumulation": {
+        "en": ("gradient accumulation",
+               "right while GA = 1, wrong with GA = 2 over micro-batches of 1 "
+               "and 3 rows: num_items_in_batch counts the tokens of every "
+               "micro-batch, so a summed loss is divided by it and by "
+               "nothing else"),
+        "ja": ("勾配累積",
+               "GA = 1 では正しく、1 行と 3 行のマイクロバッチで GA = 2 にする"
+               "と違います: num_items_in_batch はすべてのマイクロバッチのトー"
+               "クンを数えるので、合計した損失はそれだけで割ります")},
+    "property:no_num_items_in_batch": {
+        "en": ("num_items_in_batch=None",
+               "right when num_items_in_batch is given, wrong when it is None "
+               "(evaluation, any call outside training): then take the mean"),
+        "ja": ("num_items_in_batch=None",
+               "num_items_in_batch が与えられたときは正しく、None のとき (評"
+               "価時、学習以外の呼び出し) に違います: そのときは平均を取りま"
+               "す")},
+    "property:return_outputs": {
+        "en": ("return_outputs=True",
+               "right when training asks for the loss alone, wrong when "
+               "evaluate() asks for (loss, outputs) with return_outputs=True"),
+        "ja": ("return_outputs=True",
+               "学習が損失だけを求めるときは正しく、evaluate() が "
+               "return_outputs=True で (loss, outputs) を求めるときに違いま"
+               "す")},
     "judge.init": {
         "en": "{name}(model=..., args=..., processing_class=...) raised "
               "{error}: its __init__ must take the Trainer's arguments",
@@ -448,7 +518,14 @@ COMPUTE_LOSS_WORDS = {
           kit_code=("kit.trainers:CausalLMTrainer.compute_loss",),
           solution=MyTrainer, method="compute_loss",
           uses=[("causal_lm_loss", "causal_lm_loss", losses.causal_lm_loss)],
-          symptoms={"crash": 1}, mistakes=[
+          symptoms={"crash": 1}, also_right=(CausalLMTrainer,), properties=[
+              Property("gradient_accumulation", "gradient_accumulation_steps",
+                       rung=3),
+              Property("no_num_items_in_batch", lambda name: not any(
+                  part in name for part in ("num_items", "gradient_acc")),
+                       rung=3),
+              Property("return_outputs", "return_outputs=True", rung=2),
+          ], mistakes=[
               Mistake("always_tuple", AlwaysTuple, rung=2),
               Mistake("ignores_return_outputs", IgnoresReturnOutputs, rung=2),
               Mistake("divides_by_none", DividesByNone, rung=3),

@@ -325,7 +325,8 @@ async def _within(seconds, run):
 
 def records(lines, ids):
     """The grade file's verdicts on exercises in `ids`: forged, mangled or
-    foreign lines are skipped, and unknown mistake ids dropped."""
+    foreign lines are skipped, and unknown mistake ids dropped (a named
+    property, "property:<id>", is known like a catalogued mistake)."""
     kept = []
     for line in lines:
         try:
@@ -335,7 +336,9 @@ def records(lines, ids):
         if not (isinstance(record, dict) and record.get("id") in ids
                 and record.get("status") in STATUSES):
             continue
-        known = {m.id for m in EXERCISES[record["id"]].mistakes}
+        exercise = EXERCISES[record["id"]]  # a property counts as a mistake
+        known = ({m.id for m in exercise.mistakes}
+                 | {p.key for p in exercise.properties})
         message = record.get("message")
         kept.append({
             "id": record["id"], "status": record["status"],

@@ -250,11 +250,13 @@ def _cell(text, css=None, title=None):
 
 
 def _catalogue(exercise_id, mistake_id):
-    """The catalogue's own words for a mistake: 'title — why'."""
+    """The catalogue's own words for a mistake, or for a named property
+    ("property:<id>"): 'title — why'."""
     from kit.checks import EXERCISES
     exercise = EXERCISES.get(exercise_id)
-    for mistake in exercise.mistakes if exercise else []:
-        if mistake.id == mistake_id:
+    named = exercise.mistakes + exercise.properties if exercise else []
+    for mistake in named:
+        if getattr(mistake, "key", mistake.id) == mistake_id:
             return f"{mistake.title} — {mistake.why}"
     return ""
 

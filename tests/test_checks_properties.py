@@ -1,0 +1,130 @@
+"""When no catalogued mistake matches, check() names the property of the
+inputs the answer breaks (issue 48): the observations made on inputs with
+it are the only ones that differ. Wrong answers here are not in any
+catalogue; each breaks one property."""
+
+import pytest
+import torch.nn.functional as F
+from transformers import Trainer
+
+from kit import checks, losses
+from kit.checks import EXERCISES
+from kit.checks.core import Exercise, Property, name_property
+from kit.grading import grade, gradebook
+
+pytestmark = pytest.mark.usefixtures("lenient")
+
+
+def toy(properties, answer=lambda: {}):
+    """An exercise whose reference observes five settings of ε and a GA."""
+    exercise = Exercise("toy", 1, "00_toy", 1, None, None, answer, answer,
+                        properties=properties)
+    exercise._cache[id(answer)] = {f"loss (epsilon={e}, GA={ga})": e * ga
+                                   for e, ga in [(0.2, 1), (0.1, 1),
+                                                 (0.3, 2), (0.2, 2)]}
+    return exercise
+
+
+def seen_with(exercise, **wrong):
+    seen = dict(exercise.seen(exercise.answer))
+    seen.update({name: -1 for name in wrong["at"]})
+    return seen
+
+
+GA = Property("ga", "GA=2", rung=2)
+EPSILON = Property("epsilon", varies=r"epsilon=([\d.]+)", rung=3)
+
+
+def test_a_property_is_named_when_only_its_observations_differ():
+    exercise = toy([GA, EPSILON])
+    wrong = ["loss (epsilon=0.3, GA=2)"]  # inside both: the smaller wins
+    assert name_property(exercise, seen_with(exercise, at=wrong)) is GA
+    # right only at ε = 0.2: ε written in, whatever the GA
+    wrong = ["loss (epsilon=0.1, GA=1)", "loss (epsilon=0.3, GA=2)"]
+    assert name_property(exercise, seen_with(exercise, at=wrong)) is EPSILON
+    # wrong outside every property, wrong everywhere, right everywhere
+    for wrong in (["loss (epsilon=0.2, GA=1)", "loss (epsilon=0.2, GA=2)"],
+                  list(exercise.seen(exercise.answer)), []):
+        assert name_property(exercise, seen_with(exercise, at=wrong)) is None
+
+
+def test_a_setting_right_at_two_values_is_not_written_in():
+    exercise = toy([EPSILON])
+    wrong = ["loss (epsilon=0.3, GA=2)"]  # right at 0.2 and 0.1
+    assert name_property(exercise, seen_with(exercise, at=wrong)) is None
+
+
+def count_of_unshifted_labels(logits, labels):
+    V = logits.shape[-1]
+    total = F.cross_entropy(logits[:, :-1].reshape(-1, V),
+                            labels[:, 1:].reshape(-1), reduction="sum")
+    return total / (labels != -100).sum()  # counts the first label too
+
+
+def count_from_the_first_row(logits, labels):
+    V = logits.shape[-1]
+    total = F.cross_entropy(logits[:, :-1].reshape(-1, V),
+                            labels[:, 1:].reshape(-1), reduction="sum")
+    mask = labels[:, 1:] != -100
+    return total / (mask[0].sum() * len(mask))  # as if every row were row 0
+
+
+class SumOverOwnCountWhenTraining(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        V = outputs.logits.shape[-1]
+        loss = F.cross_entropy(outputs.logits[:, :-1].reshape(-1, V),
+                               labels[:, 1:].reshape(-1), reduction="sum")
+        if num_items_in_batch is not None:  # the micro-batch's own count
+            loss = loss / (labels[:, 1:] != -100).sum()
+        return (loss, outputs) if return_outputs else loss
+
+
+class OutputsDropped(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        loss = losses.causal_lm_loss(model(**inputs).logits, labels)
+        return (loss, None) if return_outputs else loss
+
+
+@pytest.mark.parametrize("exercise_id, wrong, property, rung", [
+    ("causal_lm_loss", count_of_unshifted_labels,
+     "labelled_first_position", 1),
+    ("causal_lm_loss", count_from_the_first_row,
+     "rows_of_different_lengths", 3),
+    ("compute_loss", SumOverOwnCountWhenTraining, "no_num_items_in_batch",
+     3),
+    ("compute_loss", OutputsDropped, "return_outputs", 2),
+])
+def test_an_uncatalogued_answer_is_named_by_the_property_it_breaks(
+        exercise_id, wrong, property, rung, capsys):
+    result = checks.check(exercise_id, wrong)
+    assert result.status == "failed"
+    assert result.mistake == "property:" + property
+    exercise = EXERCISES[exercise_id]
+    said = capsys.readouterr().out
+    title = next(p for p in exercise.properties if p.id == property).title
+    assert title in said and f"hint {rung}/" in said
+    checks.hint(exercise_id)  # hint 1 now is the rung that fits
+    assert exercise.hints[rung - 1] in capsys.readouterr().out
+
+
+def test_torch_roll_for_the_shift_is_catalogued():
+    result = checks.check("causal_lm_loss", EXERCISES["causal_lm_loss"]
+                          .mistakes[2].code)
+    assert result.mistake == "rolled"
+
+
+def test_grade_and_gradebook_count_a_property_like_a_mistake():
+    line = ('{"id": "causal_lm_loss", "status": "failed", "mistake": '
+            '"property:labelled_first_position", "message": "m"}')
+    kept = grade.records([line], ["causal_lm_loss"])
+    assert kept[0]["mistake"] == "property:labelled_first_position"
+    forged = line.replace("labelled_first_position", "no_such_property")
+    assert grade.records([forged], ["causal_lm_loss"])[0]["mistake"] is None
+    words = gradebook._catalogue("causal_lm_loss",
+                                 "property:labelled_first_position")
+    assert words.startswith("a labelled first position — ")
