@@ -4,6 +4,7 @@ it are the only ones that differ. Wrong answers here are not in any
 catalogue; each breaks one property."""
 
 import pytest
+import torch
 import torch.nn.functional as F
 from transformers import Trainer
 
@@ -37,7 +38,7 @@ EPSILON = Property("epsilon", varies=r"epsilon=([\d.]+)", rung=3)
 
 def test_a_property_is_named_when_only_its_observations_differ():
     exercise = toy([GA, EPSILON])
-    wrong = ["loss (epsilon=0.3, GA=2)"]  # inside both: the smaller wins
+    wrong = ["loss (epsilon=0.3, GA=2)"]  # both fit: the first declared
     assert name_property(exercise, seen_with(exercise, at=wrong)) is GA
     # right only at ε = 0.2: ε written in, whatever the GA
     wrong = ["loss (epsilon=0.1, GA=1)", "loss (epsilon=0.3, GA=2)"]
@@ -48,10 +49,30 @@ def test_a_property_is_named_when_only_its_observations_differ():
         assert name_property(exercise, seen_with(exercise, at=wrong)) is None
 
 
-def test_a_setting_right_at_two_values_is_not_written_in():
+def test_a_setting_is_written_in_at_the_one_value_it_is_right_at():
     exercise = toy([EPSILON])
-    wrong = ["loss (epsilon=0.3, GA=2)"]  # right at 0.2 and 0.1
-    assert name_property(exercise, seen_with(exercise, at=wrong)) is None
+    right_at_0_1 = ["loss (epsilon=0.2, GA=1)", "loss (epsilon=0.3, GA=2)",
+                    "loss (epsilon=0.2, GA=2)"]
+    seen = seen_with(exercise, at=right_at_0_1)
+    assert name_property(exercise, seen) is EPSILON
+    # right at no value of it: nothing written in
+    seen = seen_with(exercise, at=list(exercise.seen(exercise.answer)))
+    assert name_property(exercise, seen) is None
+
+
+def test_an_answer_off_by_a_setting_is_named_by_it():
+    batch = Property("batch", off_by=r"B=(\d+)", rung=1)
+    reference = {f"loss (B={B}, case {case})": torch.tensor(0.5 + case)
+                 for case, B in enumerate((4, 6, 4))}
+    exercise = Exercise("toy", 1, "00_toy", 1, None, None, len, len,
+                        properties=[batch])
+    exercise._cache[id(len)] = reference
+    for power in (1, -1):  # B times too large, or too small
+        seen = {name: value * int(name[8]) ** power
+                for name, value in reference.items()}
+        assert name_property(exercise, seen) is batch
+    seen = {name: value * 2 for name, value in reference.items()}
+    assert name_property(exercise, seen) is None  # one constant: not B
 
 
 def count_of_unshifted_labels(logits, labels):
@@ -128,3 +149,32 @@ def test_grade_and_gradebook_count_a_property_like_a_mistake():
     words = gradebook._catalogue("causal_lm_loss",
                                  "property:labelled_first_position")
     assert words.startswith("a labelled first position — ")
+
+
+# the exercises that are one function: their wrong answers in
+# tools/wrong_answers/losses.py take seconds, not a training run each
+FUNCTIONS = ("causal_lm_loss", "sequence_logps", "dpo_loss", "dpo_snippet",
+             "group_advantages", "grpo_loss", "dapo_loss", "dr_grpo_loss")
+
+
+def test_the_course_names_most_wrong_answers_it_has_not_seen():
+    naming = _tool("naming")
+    rows, rejected = naming.replay(FUNCTIONS)
+    assert rejected == []  # no right answer rejected, no wrong one passed
+    new = [row for row in rows if row[0] == "new"]
+    total, named, fits = naming.shares(new)
+    assert total >= 30 and named / total >= 0.75, naming.shares(new)
+    assert fits == named  # hint 1 is the rung the answer needs
+    catalogue = naming.shares([row for row in rows if row[0] != "new"])
+    assert catalogue[0] == catalogue[1] == catalogue[2]
+
+
+def _tool(name):
+    """A module of tools/, imported as tools/naming.py imports its own."""
+    import importlib
+    import sys
+    from pathlib import Path
+    root = str(Path(__file__).resolve().parent.parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    return importlib.import_module(f"tools.{name}")

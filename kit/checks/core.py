@@ -23,6 +23,8 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import torch
+
 from kit.checks import advice, report
 from kit.checks.blame import (learners_method, what_check_expects,
                               written_by_the_learner)
@@ -71,8 +73,11 @@ class Property:
     elsewhere, misses it. `where` picks those observations by name: a piece
     of the name, or a function of it. Or `varies` names a setting in the
     names, a regex with one group ("epsilon=([\\d.]+)"): an answer right
-    only where the setting has one value has that value written in, and
-    the observations with other values hold the property. Its words,
+    somewhere the setting has one value, and wrong only where it has
+    another, wrong at each other value tried, has that value written in.
+    `off_by` names a setting the same way: an answer that differs by
+    exactly that factor, or its inverse, divides once too few or too many.
+    An exercise lists its properties most specific first. Its words,
     `{"en": (title, why), "ja": (...)}`, sit in its exercise's words under
     "property:<id>".
     """
@@ -82,28 +87,71 @@ class Property:
     # hint(id, 1) right after this property is named starts there
     rung: int = 1
     varies: str = None
+    # a setting in the names (a regex, as `varies`) that an answer is off
+    # by, as a factor: a sum divided by one count too few or too many
+    off_by: str = None
     words: dict = None
 
     @property
     def key(self):  # what Result.mistake holds, and `grade` counts
         return "property:" + self.id
 
-    def observations(self, names, agree):
-        """Of `names`, those made on inputs with the property; `agree`: the
-        names where the answer agrees with the reference."""
+    def fits(self, seen, expected, differs):
+        """Whether an answer that differs from the reference observations
+        `expected` at `differs` misses this property: every difference is
+        on inputs with it, and some input without it agrees."""
+        if not differs:
+            return False
+        if self.off_by is not None:
+            return self._off_by(seen, expected, differs)
         if self.varies is None:
-            return {name for name in names if (
+            holds = {name for name in expected if (
                 self.where(name) if callable(self.where)
                 else self.where in name)}
-        setting = {name: found.group(1) for name in names
-                   if (found := re.search(self.varies, name))}
-        right_at = {setting[name] for name in agree if name in setting}
-        if len(right_at) != 1:  # right at several values: not written in
-            return set()
-        return {name for name in setting if setting[name] not in right_at}
+            return differs <= holds and bool(set(expected) - holds)
+        setting = _settings(self.varies, expected)
+        for value in set(setting.values()):  # written in as `value`?
+            at = {name for name in setting if setting[name] == value}
+            elsewhere = set(setting) - at
+            if (differs <= elsewhere and at - differs
+                    # and wrong at every other value the inputs tried
+                    and {setting[name] for name in elsewhere} == {
+                        setting[name] for name in differs}):
+                return True
+        return False
+
+    def _off_by(self, seen, expected, differs):
+        """Each observation that differs is the reference's times its
+        setting's value (or divided by it): one division too few, or too
+        many, by a count the inputs vary."""
+        setting = _settings(self.off_by, expected)
+        if not differs <= set(setting):
+            return False
+        for power in (1, -1):
+            if all(_times(seen.get(name), expected[name],
+                          float(setting[name]) ** power)
+                   for name in differs):
+                return True
+        return False
 
     title = Mistake.title
     why = Mistake.why
+
+
+def _settings(pattern, names):
+    """{name: the setting's value in it} for the names that hold one."""
+    return {name: found.group(1) for name in names
+            if (found := re.search(pattern, name))}
+
+
+def _times(actual, wanted, factor):
+    """Whether the float tensor `actual` is `wanted` times `factor`."""
+    return (isinstance(actual, torch.Tensor)
+            and isinstance(wanted, torch.Tensor)
+            and actual.shape == wanted.shape and factor != 1
+            and actual.dtype.is_floating_point
+            and torch.allclose(actual.double(), wanted.double() * factor,
+                               atol=1e-5, rtol=1e-4))
 
 
 @dataclass
@@ -347,26 +395,38 @@ def name_mistake(exercise, seen):
 
 def name_property(exercise, seen):
     """The property of the inputs that separates `seen` from the reference,
-    or None.
+    or None: the first of the exercise's properties (most specific first)
+    that fits, against the reference or an answer `also_right`.
 
-    A property is named when every observation that differs was made on
-    inputs that have it, and some observation without it agrees: right
-    while GA = 1, wrong with GA = 2. Of several, the one held by the fewest
-    observations says most.
+    A property fits when every observation that differs was made on inputs
+    that have it, and some observation without it agrees: right while
+    GA = 1, wrong with GA = 2.
     """
     if not isinstance(seen, dict):
         return None
-    found = []
-    for reference in (exercise.answer,) + exercise.also_right:
-        expected = _behaviour(exercise.seen(reference))
-        differs = {name for name, value in expected.items()
-                   if not same(seen.get(name), value)}
-        agree = set(expected) - differs
-        for order, property in enumerate(exercise.properties):
-            holds = property.observations(expected, agree)
-            if differs and differs <= holds and agree - holds:
-                found.append((len(holds), order, property))
-    return min(found, key=lambda f: f[:2])[2] if found else None
+    seen = _opened(seen)
+    for property in exercise.properties:
+        for reference in (exercise.answer,) + exercise.also_right:
+            expected = _opened(_behaviour(exercise.seen(reference)))
+            differs = {name for name, value in expected.items()
+                       if not same(seen.get(name), value)}
+            if property.fits(seen, expected, differs):
+                return property
+    return None
+
+
+def _opened(seen):
+    """An observation that is itself a dict, as one observation per entry:
+    "beta=0.1: chosen_rewards". The right losses beside wrong rewards then
+    show which part is wrong."""
+    opened = {}
+    for name, value in seen.items():
+        if isinstance(value, dict):
+            opened.update({f"{name}: {part}": each
+                           for part, each in value.items()})
+        else:
+            opened[name] = value
+    return opened
 
 
 def _behaviour(seen):

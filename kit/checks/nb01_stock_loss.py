@@ -80,11 +80,13 @@ def detached_loss(logits, labels):
 # factor in each case, not one constant). The last has rows with no prompt:
 # a labelled first position, which no position predicts (a shift by
 # torch.roll wraps it around to the end; a count of the unshifted labels
-# counts it). In the last, every row has as many labelled tokens: a mean
-# per row is right there alone.
+# counts it). In the last two every row has as many labelled tokens (a mean
+# per row is right there), in the very last just one (so is a division by
+# the number of rows).
 CASES = [(3, 7, 11, [3, 2, 4], [0, 2, 0]), (2, 9, 5, [1, 4], [3, 0]),
          (4, 6, 13, [2, 2, 3, 1], [0, 1, 0, 2]),
-         (3, 8, 7, [0, 2, 0], [0, 0, 2]), (2, 6, 9, [2, 2], [0, 0])]
+         (3, 8, 7, [0, 2, 0], [0, 0, 2]), (2, 6, 9, [2, 2], [0, 0]),
+         (3, 5, 7, [3, 3, 3], [1, 1, 1])]
 
 
 def _lm_case(seed, batch, length, vocab, prompts, padding):
@@ -234,13 +236,22 @@ CAUSAL_LM_LOSS_WORDS = {
                "はないので、それがターゲットになることはありません")},
     "property:rows_of_different_lengths": {
         "en": ("rows of different lengths",
-               "right in case 4, where every row has as many labelled "
+               "right in cases 4 and 5, where every row has as many labelled "
                "tokens, wrong where the rows' counts differ: the loss is one "
                "mean over the labelled tokens of the whole batch"),
         "ja": ("長さの違う行",
-               "どの行もラベル付きトークンの数が同じケース 4 では正しく、数が"
-               "行ごとに違うと違います: 損失はバッチ全体のラベル付きトークン"
-               "での 1 つの平均です")},
+               "どの行もラベル付きトークンの数が同じケース 4 と 5 では正しく、"
+               "数が行ごとに違うと違います: 損失はバッチ全体のラベル付きトーク"
+               "ンでの 1 つの平均です")},
+    "property:several_tokens_a_row": {
+        "en": ("several labelled tokens a row",
+               "right in case 5, where each row has one labelled token, "
+               "wrong where rows have more: divide by the number of labelled "
+               "tokens, not by the number of rows"),
+        "ja": ("1 行に複数のラベル付きトークン",
+               "各行のラベル付きトークンが 1 つのケース 5 では正しく、それより"
+               "多いと違います: 行の数ではなく、ラベル付きトークンの数で割りま"
+               "す")},
 }
 
 
@@ -250,8 +261,10 @@ CAUSAL_LM_LOSS_WORDS = {
           kit_code=("kit.losses:causal_lm_loss",),
           answer=losses.causal_lm_loss, symptoms={"crash": 2}, properties=[
               Property("labelled_first_position", "(case 3)", rung=1),
-              Property("rows_of_different_lengths",
-                       lambda name: "(case 4)" not in name, rung=3),
+              Property("rows_of_different_lengths", lambda name: not any(
+                  case in name for case in ("(case 4)", "(case 5)")), rung=3),
+              Property("several_tokens_a_row",
+                       lambda name: "(case 5)" not in name, rung=3),
           ], mistakes=[
               Mistake("not_shifted", not_shifted, rung=1),
               Mistake("shifted_wrong_way", shifted_wrong_way, rung=1),
@@ -519,12 +532,12 @@ COMPUTE_LOSS_WORDS = {
           solution=MyTrainer, method="compute_loss",
           uses=[("causal_lm_loss", "causal_lm_loss", losses.causal_lm_loss)],
           symptoms={"crash": 1}, also_right=(CausalLMTrainer,), properties=[
+              Property("return_outputs", "return_outputs=True", rung=2),
               Property("gradient_accumulation", "gradient_accumulation_steps",
                        rung=3),
               Property("no_num_items_in_batch", lambda name: not any(
                   part in name for part in ("num_items", "gradient_acc")),
                        rung=3),
-              Property("return_outputs", "return_outputs=True", rung=2),
           ], mistakes=[
               Mistake("always_tuple", AlwaysTuple, rung=2),
               Mistake("ignores_return_outputs", IgnoresReturnOutputs, rung=2),

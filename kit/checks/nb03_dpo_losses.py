@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from kit import losses
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, same)
-from kit.checks.core import Mistake, exercise
+from kit.checks.core import Mistake, Property, exercise
 from kit.checks.messages import MESSAGES
 from kit.i18n import said, text
 from kit.losses import published_snippet
@@ -175,13 +175,42 @@ SEQUENCE_LOGPS_WORDS = {
                "率は勾配を持たず、DPO はそれで方策を学習できません",
                "no_grad / .detach() をやめてください: 勾配なしで実行するの"
                "は compute_loss の中の参照モデルだけです")},
+    "property:completions_from_position_0": {
+        "en": ("a completion from position 0",
+               "right where a prompt comes first, wrong where a completion "
+               "starts at position 0: no position predicts the first token, "
+               "so the shifted mask, completion_mask[:, 1:], leaves it out"),
+        "ja": ("位置 0 から始まる補完",
+               "プロンプトが先にあるときは正しく、補完が位置 0 から始まると違"
+               "います: 最初のトークンを予測する位置はないので、ずらしたマスク "
+               "completion_mask[:, 1:] はそれを含めません")},
+    "property:long_completions": {
+        "en": ("long completions",
+               "right on short completions, wrong on long ones: a product "
+               "of many probabilities underflows to 0 in float32, a sum of "
+               "log-probs does not"),
+        "ja": ("長い補完",
+               "短い補完では正しく、長い補完で違います: 多数の確率の積は "
+               "float32 では 0 にアンダーフローしますが、対数確率の和はしま"
+               "せん")},
+    "property:gradient": {
+        "en": ("the gradient",
+               "the values are right, but no gradient reaches the logits: "
+               "DPO trains through these log-probs"),
+        "ja": ("勾配",
+               "値は正しいのに、勾配がロジットに届きません: DPO はこの対数確"
+               "率を通して学習します")},
 }
 
 
 @exercise("sequence_logps", words=SEQUENCE_LOGPS_WORDS,
           stars=1, notebook=NOTEBOOK,
           kit_code=("kit.losses:sequence_logps",),
-          answer=losses.sequence_logps, solution=sequence_logps, mistakes=[
+          answer=losses.sequence_logps, solution=sequence_logps, properties=[
+              Property("completions_from_position_0", "position 0", rung=1),
+              Property("long_completions", "long completions", rung=2),
+              Property("gradient", "a gradient back", rung=4),
+          ], mistakes=[
               Mistake("not_shifted", logps_not_shifted, rung=1),
               Mistake("prompt_included", logps_prompt_included, rung=3),
               Mistake("mean_not_sum", logps_mean, rung=3),
@@ -471,13 +500,53 @@ DPO_LOSS_WORDS = {
     "judge.passed": {
         "en": "{verdict} for beta 0.1 and 0.5",
         "ja": "beta 0.1 と 0.5 で {verdict}"},
+    "property:beta_written_in": {
+        "en": ("beta written in",
+               "right at one beta, wrong at the other: scale the margin and "
+               "the rewards by the beta argument"),
+        "ja": ("beta の決め打ち",
+               "一方の beta では正しく、もう一方で違います: マージンと報酬に"
+               "は引数の beta を掛けます")},
+    "property:rewards": {
+        "en": ("the rewards",
+               "the losses are right, the rewards are not: each reward is "
+               "beta times its log-ratio, detached, since it is only "
+               "logged"),
+        "ja": ("報酬",
+               "損失は正しく、報酬が違います: 報酬はそれぞれ beta × 対数比"
+               "で、ログに記録するだけなので .detach() します")},
+    "property:rejected_side": {
+        "en": ("the rejected side",
+               "the chosen rewards are right, the rejected ones and the "
+               "losses are not: the rejected log-ratio is π_r − ref_r, "
+               "policy minus reference, as the chosen one"),
+        "ja": ("rejected 側",
+               "chosen の報酬は正しく、rejected の報酬と損失が違います: "
+               "rejected の対数比も chosen と同じく π_r − ref_r (方策 − 参照) "
+               "です")},
+    "property:chosen_side": {
+        "en": ("the chosen side",
+               "the rejected rewards are right, the chosen ones and the "
+               "losses are not: the chosen log-ratio is π_c − ref_c, "
+               "policy minus reference, as the rejected one"),
+        "ja": ("chosen 側",
+               "rejected の報酬は正しく、chosen の報酬と損失が違います: "
+               "chosen の対数比も rejected と同じく π_c − ref_c (方策 − 参照) "
+               "です")},
 }
 
 
 @exercise("dpo_loss", words=DPO_LOSS_WORDS,
           stars=2, notebook=NOTEBOOK, answer=losses.dpo_loss,
           kit_code=("kit.losses:dpo_loss",),
-          solution=dpo_loss, judge=_judge_pair_loss, mistakes=[
+          solution=dpo_loss, judge=_judge_pair_loss, properties=[
+              Property("beta_written_in", varies=r"beta=([\d.]+)", rung=3),
+              Property("rewards", "rewards", rung=6),
+              Property("rejected_side", lambda name: name.endswith(
+                  (": losses", ": rejected_rewards")), rung=1),
+              Property("chosen_side", lambda name: name.endswith(
+                  (": losses", ": chosen_rewards")), rung=1),
+          ], mistakes=[
               Mistake("published_snippet", dpo_as_published, rung=3),
               Mistake("mean_not_per_pair", dpo_mean, rung=5),
               Mistake("rewards_not_detached", dpo_rewards_attached, rung=6),
@@ -531,12 +600,20 @@ DPO_SNIPPET_WORDS = {
                "log σ(...) は DPO が最大化するものです。最小化する損失はその"
                "符号を反転したものです",
                "-F.logsigmoid(beta * (chosen_scores - rejected_scores))")},
+    "property:beta_written_in": {
+        "en": ("beta written in",
+               "right at one beta only, wrong at the others: use the beta "
+               "argument, and forgetting it is writing in beta = 1"),
+        "ja": ("beta の決め打ち",
+               "1 つの beta でだけ正しく、ほかの値では違います: 引数の beta "
+               "を使います。beta を忘れるのは beta = 1 の決め打ちと同じです")},
 }
 
 
 @exercise("dpo_snippet", words=DPO_SNIPPET_WORDS,
-          stars=2, notebook=NOTEBOOK, answer=fixed_snippet,
-          mistakes=[
+          stars=2, notebook=NOTEBOOK, answer=fixed_snippet, properties=[
+              Property("beta_written_in", varies=r"beta=([\d.]+)", rung=2),
+          ], mistakes=[
               Mistake("published_snippet", published_snippet, rung=1),
               Mistake("beta_on_rejected", snippet_beta_on_rejected, rung=2),
               Mistake("no_minus", snippet_no_minus, rung=3),

@@ -1,12 +1,14 @@
 """Checkers for notebook 05: group advantages and GRPO's clipped loss."""
 
+import re
+
 import torch
 
 from kit import losses
 from kit.losses import per_token_kl
 from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
                                 describe_error, graph_leaves)
-from kit.checks.core import Mistake, exercise
+from kit.checks.core import Mistake, Property, exercise
 from kit.checks.messages import MESSAGES
 from kit.i18n import said, text
 
@@ -106,6 +108,24 @@ GROUP_ADVANTAGES_WORDS = {
                "平均は引いても散らばりはそのままです: 報酬の差が大きいグルー"
                "プが、差の小さいグループより強く押すことになります",
                "grouped.std(dim=1, keepdim=True) + 1e-4 で割ってください")},
+    "property:equal_rewards": {
+        "en": ("a group of equal rewards",
+               "right where each group's rewards differ, wrong where a "
+               "group's are all equal (G=2: [1, 1]): its std is 0, and only "
+               "the + 1e-4 inside the division keeps the advantage 0, "
+               "not 0/0"),
+        "ja": ("報酬がすべて等しいグループ",
+               "各グループの報酬がばらつくときは正しく、グループの報酬がすべ"
+               "て等しいとき (G=2: [1, 1]) に違います: その std は 0 で、割り"
+               "算の中の + 1e-4 だけがアドバンテージを 0/0 でなく 0 に保ちま"
+               "す")},
+    "property:num_generations_written_in": {
+        "en": ("G written in",
+               "right at one num_generations only, wrong at the others: "
+               "group with rewards.view(-1, num_generations)"),
+        "ja": ("G の決め打ち",
+               "1 つの num_generations でだけ正しく、ほかの値では違います: "
+               "rewards.view(-1, num_generations) でグループに分けます")},
 }
 
 
@@ -113,7 +133,11 @@ GROUP_ADVANTAGES_WORDS = {
           solution=group_advantages,
           stars=2, notebook=NOTEBOOK,
           kit_code=("kit.losses:group_advantages",),
-          answer=losses.group_advantages, mistakes=[
+          answer=losses.group_advantages, properties=[
+              Property("equal_rewards", "(G=2)", rung=2),
+              Property("num_generations_written_in", varies=r"G=(\d+)",
+                       rung=1),
+          ], mistakes=[
               Mistake("whole_batch", whole_batch, rung=1),
               Mistake("population_std", population_std, rung=3),
               Mistake("view_G_minus_1", view_G_rows, rung=1),
@@ -256,26 +280,38 @@ def no_minus(per_token_logps, old_per_token_logps, advantages,
                    completion_mask, beta, ref_per_token_logps)
 
 
-def _loss_case(seed, B=4, T=5):
+def _loss_case(seed, kind="", B=4, T=5):
     g = torch.Generator().manual_seed(seed)
     old = -torch.rand(B, T, generator=g) * 3
-    # some ratios fall beyond the clip
-    logps = old + torch.randn(B, T, generator=g) * 0.4
+    # some ratios fall beyond the clip; "within the clip": none does;
+    # "on-policy": the policy has not moved, every ratio is 1
+    spread = {"within the clip": 0.01, "on-policy": 0.0}.get(kind, 0.4)
+    logps = old + torch.randn(B, T, generator=g) * spread
     mask = torch.ones(B, T, dtype=torch.long)
-    mask[0, 3:] = 0
-    mask[2, 1:] = 0
+    if kind != "nothing masked":
+        mask[0, 3:] = 0
+        mask[2, 1:] = 0
     advantages = torch.tensor([1.0, -1.5, 0.5, -0.2])[:B]
     ref = old - 0.3 * torch.rand(B, T, generator=g)
     return logps, old, advantages, mask, ref
 
 
-# (seed, epsilon, beta): several clips, and beta = 0 with no reference at
-# all (ref_per_token_logps=None), as notebook 05's trainer passes it
-LOSS_CASES = ((0, 0.2, 0.0), (1, 0.1, 0.0), (2, 0.3, 0.1), (3, 0.25, 0.04))
+# (seed, epsilon, beta, kind): several clips, and beta = 0 with no reference
+# at all (ref_per_token_logps=None), as notebook 05's trainer passes it.
+# The last three each take one idea away, so that an answer right there
+# alone shows which idea it misses: the clip, the ratio, the mask.
+LOSS_CASES = ((0, 0.2, 0.0, ""), (1, 0.1, 0.0, ""), (2, 0.3, 0.1, ""),
+              (3, 0.25, 0.04, ""), (4, 0.2, 0.0, "within the clip"),
+              (5, 0.2, 0.0, "on-policy"), (6, 0.2, 0.0, "nothing masked"))
 
 
-def _loss_and_gradient(candidate, seed, epsilon, beta):
-    logps, old, advantages, mask, ref = _loss_case(seed)
+def with_kl(name):
+    """Whether an observation's inputs have beta > 0 (notebook 07's too)."""
+    return not re.search(r"beta=0\.0\b", name)
+
+
+def _loss_and_gradient(candidate, seed, epsilon, beta, kind=""):
+    logps, old, advantages, mask, ref = _loss_case(seed, kind)
     logps = logps.clone().requires_grad_()
     loss = call(candidate, dict(
         per_token_logps=logps, old_per_token_logps=old,
@@ -455,6 +491,56 @@ GRPO_LOSS_WORDS = {
               "computation (do not detach it)",
         "ja": "損失が勾配を持っていません: per_token_logps を計算に残してく"
               "ださい (切り離さないでください)"},
+    "property:epsilon_written_in": {
+        "en": ("epsilon written in",
+               "right at one epsilon only, wrong at the others: clip with "
+               "the epsilon argument, 1 - epsilon to 1 + epsilon"),
+        "ja": ("epsilon の決め打ち",
+               "1 つの epsilon でだけ正しく、ほかの値では違います: 引数の "
+               "epsilon で 1 - epsilon から 1 + epsilon にクリップします")},
+    "property:kl_term": {
+        "en": ("the KL term",
+               "right while beta = 0, wrong where beta > 0: add beta times "
+               "per_token_kl(per_token_logps, ref_per_token_logps) to each "
+               "token's loss"),
+        "ja": ("KL の項",
+               "beta = 0 では正しく、beta > 0 で違います: 各トークンの損失に "
+               "beta × per_token_kl(per_token_logps, ref_per_token_logps) を"
+               "足します")},
+    "property:beta_written_in": {
+        "en": ("beta written in",
+               "right at one beta only, wrong at the others: weigh the KL by "
+               "the beta argument, and add none when it is 0"),
+        "ja": ("beta の決め打ち",
+               "1 つの beta でだけ正しく、ほかの値では違います: KL には引数の "
+               "beta を掛け、0 のときは足しません")},
+    "property:masked_tokens": {
+        "en": ("masked tokens",
+               "right where no token is masked, wrong where a completion "
+               "ends early: each completion's mean runs over its own "
+               "unmasked tokens"),
+        "ja": ("マスクされたトークン",
+               "マスクされたトークンがないときは正しく、早く終わる補完がある"
+               "と違います: 各補完の平均はマスクされていない自分のトークンだ"
+               "けで取ります")},
+    "property:ratio_beyond_the_clip": {
+        "en": ("ratios beyond the clip",
+               "right while every ratio stays within 1 ± epsilon, wrong "
+               "where some go beyond: the min of the unclipped and the "
+               "clipped term is what the clip acts through"),
+        "ja": ("クリップを超える比率",
+               "どの比率も 1 ± epsilon に収まるときは正しく、超えるものがある"
+               "と違います: クリップは、クリップしない項とした項の min を通し"
+               "て働きます")},
+    "property:off_policy": {
+        "en": ("a policy that has moved",
+               "right on-policy, where every ratio is 1, wrong once "
+               "per_token_logps differs from old_per_token_logps: the ratio "
+               "is exp(new − old)"),
+        "ja": ("動いた方策",
+               "比率がすべて 1 になるオンポリシーでは正しく、per_token_logps "
+               "が old_per_token_logps と違うと違います: 比率は exp(new − "
+               "old) です")},
     "judge.passed": {
         "en": "loss and gradient {verdict}, for several epsilon, with and "
               "without KL",
@@ -463,7 +549,19 @@ GRPO_LOSS_WORDS = {
 }
 
 
-@exercise("grpo_loss", words=GRPO_LOSS_WORDS,
+@exercise("grpo_loss", words=GRPO_LOSS_WORDS, properties=[
+              Property("epsilon_written_in", varies=r"epsilon=([\d.]+)",
+                       rung=3),
+              Property("kl_term", with_kl, rung=5),
+              Property("beta_written_in", varies=r"beta=([\d.]+)", rung=5),
+              Property("masked_tokens",
+                       lambda name: "nothing masked" not in name, rung=4),
+              Property("ratio_beyond_the_clip", lambda name: not any(
+                  kind in name for kind in ("within the clip", "on-policy")),
+                       rung=2),
+              Property("off_policy", lambda name: "on-policy" not in name,
+                       rung=1),
+          ],
           solution=grpo_loss,
           stars=3, notebook=NOTEBOOK, answer=losses.grpo_loss,
           kit_code=("kit.losses:grpo_loss",
@@ -484,10 +582,12 @@ GRPO_LOSS_WORDS = {
           ])
 def observe_grpo_loss(candidate):
     seen = {}
-    for seed, epsilon, beta in LOSS_CASES:
-        out = attempt(_loss_and_gradient, candidate, seed, epsilon, beta)
+    for seed, epsilon, beta, kind in LOSS_CASES:
+        out = attempt(_loss_and_gradient, candidate, seed, epsilon, beta,
+                      kind)
         loss, gradient = (out, None) if isinstance(out, Raised) else out
-        case = f"epsilon={epsilon}, beta={beta}, case {seed}"
+        case = f"epsilon={epsilon}, beta={beta}, case {seed}" + (
+            f": {kind}" if kind else "")
         seen[f"loss ({case})"] = loss
         seen[f"gradient ({case})"] = gradient
     return seen

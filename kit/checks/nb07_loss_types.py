@@ -9,8 +9,8 @@ import torch
 
 from kit import losses
 from kit.checks.compare import Raised, attempt, call, graph_leaves
-from kit.checks.core import Mistake, exercise
-from kit.checks.nb05_grpo_loss import judge_loss
+from kit.checks.core import Mistake, Property, exercise
+from kit.checks.nb05_grpo_loss import judge_loss, with_kl
 from kit.losses import per_token_kl
 
 NOTEBOOK = "07_loss_types"
@@ -204,6 +204,16 @@ LOSS_TYPES_WORDS = {
 }
 
 
+def _properties():
+    """What both losses are checked against, beyond their catalogues: the
+    per-token loss is grpo_loss's (rung 1), the KL is rung 3 of both."""
+    return [Property("kl_term", with_kl, rung=3),
+            Property("epsilon_written_in", varies=r"epsilon=([\d.]+)",
+                     rung=1),
+            Property("beta_written_in", varies=r"beta=([\d.]+)", rung=3),
+            Property("off_by_the_batch", off_by=r"B=(\d+)", rung=1)]
+
+
 def _judge(seen, expected):
     return judge_loss(seen, expected,
                       passed=LOSS_TYPES_WORDS["judge.passed"])
@@ -284,6 +294,40 @@ DAPO_LOSS_WORDS = {
                "も学びません",
                "方策の対数確率に .detach()、.item()、torch.no_grad() を使わ"
                "ないでください")},
+    "property:epsilon_written_in": {
+        "en": ("epsilon written in",
+               "right at one epsilon only, wrong at the others: the per-token "
+               "loss is grpo_loss's, clipped with the epsilon argument"),
+        "ja": ("epsilon の決め打ち",
+               "1 つの epsilon でだけ正しく、ほかの値では違います: トークンご"
+               "との損失は grpo_loss と同じで、引数の epsilon でクリップしま"
+               "す")},
+    "property:kl_term": {
+        "en": ("the KL term",
+               "right while beta = 0, wrong where beta > 0: add beta * "
+               "per_token_kl(per_token_logps, ref_per_token_logps) to each "
+               "token's loss before the sum"),
+        "ja": ("KL の項",
+               "beta = 0 では正しく、beta > 0 で違います: 合計の前に、各トー"
+               "クンの損失に beta * per_token_kl(per_token_logps, "
+               "ref_per_token_logps) を足します")},
+    "property:off_by_the_batch": {
+        "en": ("off by the batch size",
+               "the loss is the reference's times B, or divided by it, for "
+               "both batch sizes: one division by the number of completions "
+               "too few or too many; the divisor is the hint's count, no "
+               "more"),
+        "ja": ("バッチサイズ分ずれている",
+               "どちらのバッチサイズでも、損失が参照実装の B 倍か B 分の 1 で"
+               "す: 補完の数で割る回数が 1 回足りないか多すぎます。割る数はヒ"
+               "ントにある数だけです")},
+    "property:beta_written_in": {
+        "en": ("beta written in",
+               "right at one beta only, wrong at the others: weigh the KL by "
+               "the beta argument, and add none when it is 0"),
+        "ja": ("beta の決め打ち",
+               "1 つの beta でだけ正しく、ほかの値では違います: KL には引数の "
+               "beta を掛け、0 のときは足しません")},
 }
 
 
@@ -292,7 +336,7 @@ DAPO_LOSS_WORDS = {
           kit_code=("kit.losses:dapo_loss",),
           solution=dapo_loss,
           judge=lambda candidate, seen, expected: _judge(seen, expected),
-          mistakes=[
+          properties=_properties(), mistakes=[
               Mistake("per_micro_batch", bnpo, rung=1),
               Mistake("per_sequence_mean", per_sequence_mean, rung=1),
               Mistake("tokens_before_masking", tokens_before_masking,
@@ -367,6 +411,19 @@ DR_GRPO_LOSS_WORDS = {
     # the same slips as dapo_loss's, in the same words
     "kl_when_beta_0": DAPO_LOSS_WORDS["kl_when_beta_0"],
     "detached_loss": DAPO_LOSS_WORDS["detached_loss"],
+    "property:epsilon_written_in": DAPO_LOSS_WORDS[
+        "property:epsilon_written_in"],
+    "property:kl_term": DAPO_LOSS_WORDS["property:kl_term"],
+    "property:beta_written_in": DAPO_LOSS_WORDS["property:beta_written_in"],
+    "property:off_by_the_batch": DAPO_LOSS_WORDS[
+        "property:off_by_the_batch"],
+    "property:length_written_in": {
+        "en": ("a length written in",
+               "right at one max_completion_length only, wrong at the "
+               "others: divide by B x the max_completion_length argument"),
+        "ja": ("長さの決め打ち",
+               "1 つの max_completion_length でだけ正しく、ほかの値では違い"
+               "ます: B x 引数の max_completion_length で割ります")},
 }
 
 
@@ -375,7 +432,9 @@ DR_GRPO_LOSS_WORDS = {
           kit_code=("kit.losses:dr_grpo_loss",),
           answer=losses.dr_grpo_loss, solution=dr_grpo_loss,
           judge=lambda candidate, seen, expected: _judge(seen, expected),
-          mistakes=[
+          properties=[Property(
+              "length_written_in", varies=r"max_completion_length=(\d+)",
+              rung=2)] + _properties(), mistakes=[
               Mistake("longest_in_data", longest_in_data, rung=2),
               Mistake("mask_width", mask_width, rung=2),
               Mistake("per_micro_batch", bnpo, rung=1),

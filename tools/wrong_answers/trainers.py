@@ -1,0 +1,1 @@
+"""Wrong and right answers to the exercises that are a class."""
