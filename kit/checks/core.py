@@ -96,10 +96,11 @@ class Property:
     def key(self):  # what Result.mistake holds, and `grade` counts
         return "property:" + self.id
 
-    def fits(self, seen, expected, differs):
+    def fits(self, seen, expected, differs, stopped=False):
         """Whether an answer that differs from the reference observations
         `expected` at `differs` misses this property: every difference is
-        on inputs with it, and some input without it agrees."""
+        on inputs with it, and some input without it agrees (or the
+        observation `stopped` at its first problem, which has it)."""
         if not differs:
             return False
         if self.off_by is not None:
@@ -108,7 +109,8 @@ class Property:
             holds = {name for name in expected if (
                 self.where(name) if callable(self.where)
                 else self.where in name)}
-            return differs <= holds and bool(set(expected) - holds)
+            return differs <= holds and (stopped or bool(
+                set(expected) - holds))
         setting = _settings(self.varies, expected)
         for value in set(setting.values()):  # written in as `value`?
             at = {name for name in setting if setting[name] == value}
@@ -368,9 +370,10 @@ def evaluate(exercise, candidate, timeout=20):
             mistake.id)
     broken = name_property(exercise, seen) if seen is not None else None
     if broken is not None:
+        # a fact's own problem line says it with the numbers seen
+        why = message if "problem" in seen else broken.why
         return Result(exercise, "failed", text(
-            MESSAGES, "mistake", title=broken.title, why=broken.why),
-            broken.key)
+            MESSAGES, "mistake", title=broken.title, why=why), broken.key)
     factor = None
     if symptom is None and seen is not None:
         factor = scale_factor(seen, exercise.seen(exercise.answer))
@@ -400,17 +403,23 @@ def name_property(exercise, seen):
 
     A property fits when every observation that differs was made on inputs
     that have it, and some observation without it agrees: right while
-    GA = 1, wrong with GA = 2.
+    GA = 1, wrong with GA = 2. An observation that stopped at its first
+    problem (nb04's facts) is read up to there: what broke is the property
+    that first failing observation has.
     """
     if not isinstance(seen, dict):
         return None
-    seen = _opened(seen)
+    stopped = "problem" in seen
+    seen = _opened(_behaviour(seen))
     for property in exercise.properties:
         for reference in (exercise.answer,) + exercise.also_right:
             expected = _opened(_behaviour(exercise.seen(reference)))
+            if stopped:  # what came after the first problem was not seen
+                expected = {name: value for name, value in expected.items()
+                            if name in seen}
             differs = {name for name, value in expected.items()
                        if not same(seen.get(name), value)}
-            if property.fits(seen, expected, differs):
+            if property.fits(seen, expected, differs, stopped):
                 return property
     return None
 

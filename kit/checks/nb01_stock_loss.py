@@ -490,6 +490,14 @@ COMPUTE_LOSS_WORDS = {
                "num_items_in_batch が与えられたときは正しく、None のとき (評"
                "価時、学習以外の呼び出し) に違います: そのときは平均を取りま"
                "す")},
+    "property:num_items_in_batch_given": {
+        "en": ("num_items_in_batch given",
+               "right when num_items_in_batch is None, wrong when training "
+               "gives it (GA = 1 and 2): a summed loss is divided by it, and "
+               "by nothing else"),
+        "ja": ("num_items_in_batch が与えられたとき",
+               "num_items_in_batch が None のときは正しく、学習がそれを与える"
+               "と (GA = 1 と 2) 違います: 合計した損失はそれだけで割ります")},
     "property:return_outputs": {
         "en": ("return_outputs=True",
                "right when training asks for the loss alone, wrong when "
@@ -536,6 +544,9 @@ COMPUTE_LOSS_WORDS = {
               Property("gradient_accumulation", "gradient_accumulation_steps",
                        rung=3),
               Property("no_num_items_in_batch", lambda name: not any(
+                  part in name for part in ("num_items", "gradient_acc")),
+                       rung=3),
+              Property("num_items_in_batch_given", lambda name: any(
                   part in name for part in ("num_items", "gradient_acc")),
                        rung=3),
           ], mistakes=[

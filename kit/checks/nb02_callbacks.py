@@ -8,7 +8,7 @@ from transformers import (TrainerCallback, TrainerControl, TrainerState,
 
 from kit import recipes
 from kit.checks.compare import Mismatch, Raised, attempt, describe_error
-from kit.checks.core import Mistake, exercise, paused, unpaused
+from kit.checks.core import Mistake, Property, exercise, paused, unpaused
 from kit.i18n import said
 
 NOTEBOOK = "02_callbacks_vs_subclassing"
@@ -150,6 +150,36 @@ STOP_CALLBACK_WORDS = {
         "ja": ("should_epoch_stop",
                "このフラグは今のエポックを終えるだけで、学習は続きます",
                "control.should_training_stop = True にしてください")},
+    "property:logs_without_loss": {
+        "en": ("a log without 'loss'",
+               "right on the training logs, wrong on the evaluation log and "
+               "the final summary, which hold no 'loss'"),
+        "ja": ("'loss' のないログ",
+               "学習のログでは正しく、'loss' を含まない評価のログと最後のまとめ"
+               "で違います")},
+    "property:log_below_the_target": {
+        "en": ("the log below the target",
+               "right while the loss stays above the target, wrong at the "
+               "log whose loss (0.8) falls below it (1.0): that is where "
+               "training must be told to stop"),
+        "ja": ("目標を下回るログ",
+               "損失が目標を上回るあいだは正しく、損失 (0.8) が目標 (1.0) を下"
+               "回るログで違います: そこで学習に停止を伝えます")},
+    "property:logs_above_the_target": {
+        "en": ("logs above the target",
+               "right where the loss falls below the target, wrong on logs "
+               "whose loss (2.5, 1.2) is still above it: stop only once "
+               "loss < target"),
+        "ja": ("目標を上回るログ",
+               "損失が目標を下回るログでは正しく、損失 (2.5、1.2) がまだ上回る"
+               "ログで違います: loss < target になってから止めます")},
+    "property:training_logs": {
+        "en": ("the training logs",
+               "right on the logs without a loss, wrong on the training "
+               "logs: stop exactly where loss < target"),
+        "ja": ("学習のログ",
+               "損失のないログでは正しく、学習のログで違います: loss < target "
+               "のところでだけ止めます")},
     "judge.init": {
         "en": "{name}(target=1.0) raised {error}: keep __init__(self, target)",
         "ja": "{name}(target=1.0) が {error} を送出しました: __init__(self, "
@@ -179,7 +209,15 @@ STOP_CALLBACK_WORDS = {
 
 @exercise("stop_callback", words=STOP_CALLBACK_WORDS,
           stars=1, notebook=NOTEBOOK, answer=StopAtLoss,
-          symptoms={"crash": 2}, mistakes=[
+          symptoms={"crash": 2}, properties=[
+              Property("logs_without_loss", lambda log: "'loss'" not in log,
+                       rung=2),
+              Property("log_below_the_target", "{'loss': 0.8}", rung=3),
+              Property("logs_above_the_target", lambda log: any(
+                  loss in log for loss in ("'loss': 2.5", "'loss': 1.2")),
+                       rung=3),
+              Property("training_logs", "'loss'", rung=3),
+          ], mistakes=[
               Mistake("loss_on_eval_log", ReadsLossOnEveryLog, rung=2),
               Mistake("missing_loss_as_zero", MissingLossAsZero, rung=2),
               Mistake("should_epoch_stop", StopsTheEpoch, rung=3),

@@ -79,10 +79,12 @@ def _logps_case(seed, sizes=(2, 5, 3, 4), length=9, vocab=13, prompt=4):
 # to ~1e-78, which float32 rounds to 0 (log: -inf). Sums of logs do not.
 # Completions from position 0 (an empty prompt): no position predicts the
 # first token, and a shift by torch.roll wraps it around to the end.
+# Completions of one length: a mean rescaled by some length is right there.
 LOGPS_CASES = {"case 0": dict(seed=0), "case 1": dict(seed=1),
                "long completions": dict(seed=2, sizes=(90, 60, 75, 40),
                                         length=100),
-               "completions from position 0": dict(seed=3, prompt=0)}
+               "completions from position 0": dict(seed=3, prompt=0),
+               "completions of one length": dict(seed=4, sizes=(3,) * 4)}
 
 
 # What sequence_logps's checker says, English beside Japanese: its hint ladder
@@ -193,6 +195,14 @@ SEQUENCE_LOGPS_WORDS = {
                "短い補完では正しく、長い補完で違います: 多数の確率の積は "
                "float32 では 0 にアンダーフローしますが、対数確率の和はしま"
                "せん")},
+    "property:completions_of_different_lengths": {
+        "en": ("completions of different lengths",
+               "right where every completion has as many tokens, wrong where "
+               "they differ: a sequence's log-prob is the sum over its own "
+               "tokens, with no mean and no rescaling"),
+        "ja": ("長さの違う補完",
+               "どの補完もトークン数が同じときは正しく、違うと違います: 系列の"
+               "対数確率は自分のトークンでの和で、平均も伸縮もしません")},
     "property:gradient": {
         "en": ("the gradient",
                "the values are right, but no gradient reaches the logits: "
@@ -209,6 +219,9 @@ SEQUENCE_LOGPS_WORDS = {
           answer=losses.sequence_logps, solution=sequence_logps, properties=[
               Property("completions_from_position_0", "position 0", rung=1),
               Property("long_completions", "long completions", rung=2),
+              Property("completions_of_different_lengths", lambda name: (
+                  "one length" not in name and "gradient" not in name),
+                       rung=3),
               Property("gradient", "a gradient back", rung=4),
           ], mistakes=[
               Mistake("not_shifted", logps_not_shifted, rung=1),

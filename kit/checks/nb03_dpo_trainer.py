@@ -9,7 +9,7 @@ from kit import losses, tasks
 from kit.checks import nb03_dpo_losses as dpo
 from kit.checks.compare import (Mismatch, Raised, attempt, compare,
                                 describe_error)
-from kit.checks.core import Mistake, exercise, paused
+from kit.checks.core import Mistake, Property, exercise, paused
 from kit.i18n import said
 from kit.models import load_policy
 from kit.trainers import DPOConfig, DPOTrainer
@@ -127,8 +127,10 @@ def _dpo_setup(trainer_class, pairs=6):
         for p in model.parameters():
             p.add_(0.02 * torch.randn_like(p))
     # GA = 2: num_items_in_batch already counts both micro-batches' pairs,
-    # so an answer that divides by GA as well is seen to be off
-    args = DPOConfig(tempfile.mkdtemp(), beta=0.5, report_to="none",
+    # so an answer that divides by GA as well is seen to be off. β = 1, as
+    # notebook 03 trains: an answer with it written in is right but at the
+    # second β observe() tries
+    args = DPOConfig(tempfile.mkdtemp(), beta=1.0, report_to="none",
                      use_cpu=True, per_device_train_batch_size=pairs,
                      gradient_accumulation_steps=2)
     data = tasks.preference_dataset("train", n=pairs)
@@ -193,7 +195,10 @@ DPO_COMPUTE_LOSS_WORDS = {
                "Return one number: losses.sum() / (num_items_in_batch or "
                "len(losses)). num_items_in_batch already counts the pairs "
                "of every micro-batch of the step: no .mean(), no division "
-               "by gradient_accumulation_steps."],
+               "by gradient_accumulation_steps.",
+               "β is the config's: dpo_loss(..., beta=self.args.beta). "
+               "Notebook 03 trains with β = 1, and the checker tries 0.1 "
+               "too."],
         "ja": ["方策の順伝播を inputs['input_ids'] (とその attention_mask) で"
                " 1 回行い、inputs['completion_mask'] で sequence_logps を取る"
                "と (2B,) の対数確率が得られます。attention mask はプロンプト"
@@ -208,7 +213,42 @@ DPO_COMPUTE_LOSS_WORDS = {
                "1 つの数を返します: losses.sum() / (num_items_in_batch or "
                "len(losses))。num_items_in_batch はすでにそのステップのすべ"
                "てのマイクロバッチのペアを数えています: .mean() も "
-               "gradient_accumulation_steps での割り算もしません。"]},
+               "gradient_accumulation_steps での割り算もしません。",
+               "β は設定の値です: dpo_loss(..., beta=self.args.beta)。ノート"
+               "ブック 03 は β = 1 で学習し、チェッカーは 0.1 でも試します。"]},
+    "property:beta_written_in": {
+        "en": ("beta written in",
+               "right at the config's β = 1, wrong once the config says "
+               "0.1: read β from self.args.beta"),
+        "ja": ("β の決め打ち",
+               "設定の β = 1 では正しく、設定を 0.1 にすると違います: β は "
+               "self.args.beta から読みます")},
+    "property:uneven_micro_batch": {
+        "en": ("an uneven micro-batch",
+               "right on a micro-batch of the step's size, wrong on 4 of the "
+               "step's 10 pairs: the sum of the losses is divided by "
+               "num_items_in_batch, the step's pairs, not by this "
+               "micro-batch's"),
+        "ja": ("不揃いなマイクロバッチ",
+               "ステップと同じ大きさのマイクロバッチでは正しく、ステップの 10 "
+               "ペアのうち 4 ペアで違います: 損失の合計は、このマイクロバッチの"
+               "ペア数ではなく、ステップのペア数 num_items_in_batch で割りま"
+               "す")},
+    "property:num_items_in_batch": {
+        "en": ("num_items_in_batch given",
+               "right when num_items_in_batch is None, wrong when the "
+               "Trainer gives it: then it, not len(losses), divides the "
+               "sum"),
+        "ja": ("num_items_in_batch が与えられたとき",
+               "num_items_in_batch が None のときは正しく、Trainer が与えると"
+               "違います: そのときは len(losses) ではなくそれで合計を割ります")},
+    "property:gradient": {
+        "en": ("the gradient",
+               "the loss is right, its gradient to the policy is not: only "
+               "the reference runs under no_grad"),
+        "ja": ("勾配",
+               "損失は正しく、方策への勾配が違います: no_grad の下で実行する"
+               "のは参照モデルだけです")},
     "attention_mask_as_completion_mask": {
         "en": ("attention mask as completion mask",
                "the prompt's log-probs cancel in the loss, but the logged "
@@ -330,7 +370,14 @@ DPO_COMPUTE_LOSS_WORDS = {
           uses=[("sequence_logps", "sequence_logps", losses.sequence_logps),
                 ("dpo_loss", "dpo_loss", losses.dpo_loss)],
           judge=lambda candidate, seen, expected: _judge(seen, expected),
-          mistakes=[
+          properties=[
+              Property("beta_written_in", "(beta=0.1)", rung=6),
+              Property("gradient", "gradient", rung=4),
+              Property("uneven_micro_batch", "4 pairs", rung=5),
+              # the gradient is taken of the loss with num_items_in_batch
+              Property("num_items_in_batch", lambda name: name == "gradient"
+                       or "num_items_in_batch" in name, rung=5),
+          ], mistakes=[
               Mistake("attention_mask_as_completion_mask",
                       AttentionMaskAsCompletionMask, rung=1),
               Mistake("policy_as_reference", PolicyAsItsOwnReference, rung=2),

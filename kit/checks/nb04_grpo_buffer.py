@@ -5,7 +5,7 @@ from contextlib import contextmanager
 import torch
 
 from kit.checks.compare import attempt
-from kit.checks.core import Mistake, exercise
+from kit.checks.core import Mistake, Property, exercise
 from kit.checks.nb04_grpo_dataloader import (NOTEBOOK, MyGRPOTrainer,
                                              _trainer, first_problem,
                                              judge_facts)
@@ -355,6 +355,41 @@ PREPARE_INPUTS_WORDS = {
                "せん (TRL は shuffle_sequence_dict でシャッフルします)",
                "order = torch.randperm(n)、そして order.chunk(k) の rows ご"
                "とに value[rows]")},
+    "property:step_count": {
+        "en": ("the step count",
+               "self._step should count every call: k calls serve one "
+               "generation, and the count says when the next one is due"),
+        "ja": ("ステップの数え方",
+               "self._step は呼び出しごとに数えるべきです: k 回の呼び出しで 1 "
+               "回の生成を供給し、その数が次の生成の時を決めます")},
+    "property:when_to_generate": {
+        "en": ("when to generate",
+               "generation should happen at steps 0, k, 2k, ... only: "
+               "served from the buffer in between"),
+        "ja": ("生成する時",
+               "生成はステップ 0, k, 2k, ... のときだけで、その間はバッファー"
+               "から供給するべきです")},
+    "property:slices": {
+        "en": ("the slices",
+               "each of the k slices should hold every key of the generated "
+               "batch, None staying None, with rows of equal number"),
+        "ja": ("スライス",
+               "k 個のスライスはそれぞれ、生成したバッチのすべてのキーを持ち "
+               "(None は None のまま)、行数がそろうべきです")},
+    "property:one_order": {
+        "en": ("one order for every key",
+               "row i of every key should stay the same completion, and the "
+               "slices should mix the prompts: one shuffle for all keys"),
+        "ja": ("すべてのキーに 1 つの順序",
+               "どのキーでも行 i は同じ補完のままで、スライスはプロンプトを混"
+               "ぜるべきです: すべてのキーに 1 つのシャッフルを使います")},
+    "property:evaluation": {
+        "en": ("evaluation",
+               "in eval mode everything generated should be served at "
+               "once, greedily, without the buffer"),
+        "ja": ("評価",
+               "評価モードでは、生成したものをバッファーを使わず、貪欲に一度で"
+               "すべて供給するべきです")},
     "problem.step": {
         "en": "after 6 steps self._step is {steps}, not 6: count every call "
               "with self._step += 1",
@@ -435,6 +470,15 @@ PREPARE_INPUTS_WORDS = {
               Mistake("keys_shuffled_apart", KeysShuffledApart, rung=4),
               Mistake("refilled_on_wrong_step", CountsFirst, rung=2),
               Mistake("not_shuffled", NotShuffled, rung=4),
+          ], properties=[  # which fact failed first
+              Property("step_count", "self._step", rung=2),
+              Property("when_to_generate", "steps that generate", rung=1),
+              Property("slices", lambda fact: fact in (
+                  "slices", "keys of each slice",
+                  "each generation served once"), rung=3),
+              Property("one_order", lambda fact: fact in (
+                  "every key row-aligned", "slices mix the groups"), rung=4),
+              Property("evaluation", "evaluation", rung=5),
           ])
 def observe_prepare_inputs(candidate):
     # the Trainer seeds torch, so does the shuffle: leave the notebook's

@@ -8,7 +8,7 @@ from transformers import Trainer
 
 from kit import tasks
 from kit.checks.compare import Mismatch, Raised, attempt, describe_error
-from kit.checks.core import Mistake, exercise, paused
+from kit.checks.core import Mistake, Property, exercise, paused
 from kit.checks.messages import MESSAGES
 from kit.i18n import said, text
 from kit.models import load_policy
@@ -232,6 +232,34 @@ GET_TRAIN_DATALOADER_WORDS = {
                "ロセス、再開)",
                "元のメソッドと同じく self._get_dataloader(...) で作ってくだ"
                "さい")},
+    "property:rows_in_a_batch": {
+        "en": ("rows in a batch",
+               "a batch should hold per_device_train_batch_size × "
+               "steps_per_generation rows, the completions of k steps"),
+        "ja": ("バッチの行数",
+               "バッチは per_device_train_batch_size × steps_per_generation "
+               "行、k ステップ分の補完を持つべきです")},
+    "property:prompt_groups": {
+        "en": ("each prompt G times in a row",
+               "the batch should hold each prompt num_generations times in "
+               "a row: GRPO's sampler lays them out so"),
+        "ja": ("各プロンプトが G 回続く",
+               "バッチは各プロンプトを num_generations 回続けて持つべきです: "
+               "GRPO のサンプラーがそう並べます")},
+    "property:batch_served_k_times": {
+        "en": ("the same batch k times",
+               "the same big batch should come steps_per_generation times: "
+               "GRPO's sampler repeats it"),
+        "ja": ("同じバッチが k 回",
+               "同じ大きなバッチが steps_per_generation 回来るべきです: GRPO "
+               "のサンプラーが繰り返します")},
+    "property:prepared_by_accelerate": {
+        "en": ("prepared by accelerate",
+               "the loader should come from self._get_dataloader(...), "
+               "which accelerate prepares"),
+        "ja": ("accelerate による準備",
+               "ローダーは accelerate が準備する self._get_dataloader(...) "
+               "から作るべきです")},
     "problem.rows": {
         "en": "a batch holds {first} rows with "
               "per_device_train_batch_size=8, steps_per_generation=3 (and "
@@ -269,7 +297,12 @@ GET_TRAIN_DATALOADER_WORDS = {
           answer=GRPOTrainer, solution=MyGRPOTrainer,
           method="get_train_dataloader",
           judge=lambda candidate, seen, expected: _judge_batches(seen),
-          mistakes=[
+          properties=[  # which fact failed first
+              Property("rows_in_a_batch", "rows in a batch", rung=2),
+              Property("prompt_groups", "G times in a row", rung=4),
+              Property("batch_served_k_times", "k times", rung=4),
+              Property("prepared_by_accelerate", "accelerate", rung=1),
+          ], mistakes=[
               Mistake("no_times_k", NoTimesK, rung=2),
               Mistake("times_G", TimesG, rung=3),
               Mistake("times_k_plus_1", TimesKPlusOne, rung=3),

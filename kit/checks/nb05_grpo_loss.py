@@ -119,6 +119,15 @@ GROUP_ADVANTAGES_WORDS = {
                "て等しいとき (G=2: [1, 1]) に違います: その std は 0 で、割り"
                "算の中の + 1e-4 だけがアドバンテージを 0/0 でなく 0 に保ちま"
                "す")},
+    "property:rewards_close_together": {
+        "en": ("rewards close together",
+               "right where rewards lie hundreds apart, wrong where they lie "
+               "within a few units: there the + 1e-4 in the division shows, "
+               "so it belongs to the std, (std + 1e-4)"),
+        "ja": ("近い報酬",
+               "報酬が数百離れているときは正しく、数単位の範囲にあると違いま"
+               "す: そこでは割り算の + 1e-4 が効くので、std に足します "
+               "(std + 1e-4)")},
     "property:num_generations_written_in": {
         "en": ("G written in",
                "right at one num_generations only, wrong at the others: "
@@ -135,6 +144,8 @@ GROUP_ADVANTAGES_WORDS = {
           kit_code=("kit.losses:group_advantages",),
           answer=losses.group_advantages, properties=[
               Property("equal_rewards", "(G=2)", rung=2),
+              Property("rewards_close_together",
+                       lambda name: "(G=3)" not in name, rung=2),
               Property("num_generations_written_in", varies=r"G=(\d+)",
                        rung=1),
           ], mistakes=[
@@ -145,9 +156,12 @@ GROUP_ADVANTAGES_WORDS = {
           ])
 def observe_group_advantages(candidate):
     g = torch.Generator().manual_seed(0)
+    # the last: rewards hundreds apart, where the + 1e-4 makes no
+    # difference; in the one before, a group of equal rewards (std 0)
     cases = [(torch.rand(12, generator=g), 4),
              (torch.randint(0, 2, (16,), generator=g).float(), 8),
-             (torch.tensor([1.0, 1.0, 0.0, 2.0]), 2)]
+             (torch.tensor([1.0, 1.0, 0.0, 2.0]), 2),
+             (torch.tensor([0.0, 500.0, 1000.0, 300.0, 900.0, 0.0]), 3)]
     return {f"advantages (G={G})": attempt(call, candidate, dict(
         rewards=rewards), num_generations=G) for rewards, G in cases}
 

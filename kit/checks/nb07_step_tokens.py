@@ -9,7 +9,7 @@ a second process whose count the gather must add.
 import torch
 
 from kit.checks.compare import Raised, attempt, describe_error
-from kit.checks.core import Mistake, exercise
+from kit.checks.core import Mistake, Property, exercise
 from kit.checks.messages import MESSAGES
 from kit.checks.nb04_grpo_dataloader import (_trainer, first_problem,
                                              judge_facts)
@@ -69,6 +69,15 @@ class GenerationCount(GRPOTrainer):
         batches = _prepared(self, epoch_iterator, num_batches, device)
         tokens = _generation_tokens(self)
         return batches, self.accelerator.gather(tokens).sum()
+
+
+class GatheredOnTheMainProcess(GRPOTrainer):
+    def get_batch_samples(self, epoch_iterator, num_batches, device):
+        batches = _prepared(self, epoch_iterator, num_batches, device)
+        tokens = sum(batch["completion_mask"].sum() for batch in batches)
+        if self.accelerator.is_main_process:  # the others keep their own
+            tokens = self.accelerator.gather(tokens).sum()
+        return batches, tokens
 
 
 class RescaledGenerationCount(GRPOTrainer):
@@ -320,6 +329,49 @@ GET_BATCH_SAMPLES_WORDS = {
                "生成のトークン数 x GA / k がステップの数になるのは平均として"
                "だけです: 正確なのはどのスライスも同じトークン数のときです",
                "スケールし直さず、ステップ自身のバッチを数えてください")},
+    "gathered_on_the_main_process": {
+        "en": ("gathered on the main process only",
+               "the gather sits under `if self.accelerator.is_main_process`: "
+               "every other process divides its loss by its own count, and "
+               "the processes' gradients no longer add up to the step's",
+               "gather on every process: the count is one number for all"),
+        "ja": ("メインプロセスだけで集約",
+               "gather が `if self.accelerator.is_main_process` の中にありま"
+               "す: ほかのプロセスは自分の数で損失を割り、各プロセスの勾配の和"
+               "がステップの勾配になりません",
+               "すべてのプロセスで gather します: 数は全体で 1 つです")},
+    "property:second_process": {
+        "en": ("a second process",
+               "right on the main process, wrong on the other: every "
+               "process must return the same count, gathered from all"),
+        "ja": ("2 つ目のプロセス",
+               "メインプロセスでは正しく、もう一方で違います: どのプロセスも、"
+               "全体から集めた同じ数を返す必要があります")},
+    "property:k_differs_from_GA": {
+        "en": ("steps_per_generation ≠ GA",
+               "right while k equals GA, wrong when a generation serves more "
+               "or fewer micro-batches than a step takes: count the batches "
+               "of this step"),
+        "ja": ("steps_per_generation ≠ GA",
+               "k が GA と等しいときは正しく、1 回の生成が 1 ステップより多い"
+               "か少ないマイクロバッチを供給すると違います: このステップのバッ"
+               "チを数えます")},
+    "property:second_step": {
+        "en": ("the second step",
+               "right at a run's first step, wrong at the next: each step "
+               "counts the batches it was just given"),
+        "ja": ("2 つ目のステップ",
+               "最初のステップでは正しく、次のステップで違います: 各ステップ"
+               "は、いま渡されたバッチを数えます")},
+    "property:several_micro_batches": {
+        "en": ("several micro-batches",
+               "right when a step is one micro-batch (GA = 1), wrong when it "
+               "is several: add up the active tokens of every batch the "
+               "step was given"),
+        "ja": ("複数のマイクロバッチ",
+               "1 ステップが 1 マイクロバッチ (GA = 1) のときは正しく、複数だ"
+               "と違います: ステップに渡されたすべてのバッチの有効なトークンを"
+               "合計します")},
     "not_gathered": {
         "en": ("not gathered over processes",
                "each process would divide by its own tokens: with 2 "
@@ -389,6 +441,16 @@ GET_BATCH_SAMPLES_WORDS = {
                       rung=3),
               Mistake("not_gathered", NotGathered, rung=4),
               Mistake("gather_not_summed", GatherNotSummed, rung=4),
+              Mistake("gathered_on_the_main_process",
+                      GatheredOnTheMainProcess, rung=4),
+          ], properties=[
+              Property("second_process", "process 1 of 2", rung=4),
+              Property("k_differs_from_GA", lambda name: any(
+                  split in name for split in ("k=4, GA=2", "k=2, GA=4")),
+                       rung=3),
+              Property("second_step", "step 2", rung=3),
+              Property("several_micro_batches",
+                       lambda name: "GA=1," not in name, rung=1),
           ])
 def observe_get_batch_samples(candidate):
     # loss_type "grpo" (the default): the kit's own get_batch_samples then
@@ -400,13 +462,14 @@ def observe_get_batch_samples(candidate):
         seen = attempt(lambda: first_problem(_facts(candidate)))
         if isinstance(seen, dict) and any(name.startswith("count (")
                                           for name in seen):
-            # a wrong count: name a mistake by the counts of every split,
-            # not one that happens to match another mistake's first one
-            # (a [:, 1:] mask is not "one micro-batch counted")
+            # once counts are reached: name a mistake by the counts of
+            # every split, not one that happens to match another mistake's
+            # first one (a [:, 1:] mask is not "one micro-batch counted"),
+            # and see which splits a wrong count is wrong in
             torch.manual_seed(0)
-            seen["every count"] = attempt(lambda: tuple(
-                value for name, value, _ in _facts(candidate)
-                if name.startswith("count (")))
+            seen["every count"] = attempt(lambda: {
+                name: value for name, value, _ in _facts(candidate)
+                if name.startswith("count (")})
         return seen
 
 

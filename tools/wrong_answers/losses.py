@@ -401,3 +401,49 @@ def dr_grpo_by_einsum(per_token_logps, old_per_token_logps, advantages,
                                            ref_per_token_logps)
     total = torch.einsum("bt,bt->", per_token, completion_mask.float())
     return total / (per_token.shape[0] * max_completion_length)
+
+
+# ------------------------------------------- a few more, one per idea
+
+
+@wrong("causal_lm_loss", rung=3)
+def positive_labels_as_the_mask(logits, labels):
+    per_token = F.cross_entropy(logits[:, :-1].transpose(1, 2),
+                                labels[:, 1:].clamp(min=0), reduction="none")
+    mask = labels[:, 1:] > 0  # "-100 and padding are not positive"
+    return (per_token * mask).sum() / mask.sum()
+
+
+@wrong("sequence_logps", rung=3)
+def mean_times_the_longest(logits, input_ids, completion_mask):
+    log_probs = logits[:, :-1].log_softmax(-1)
+    picked = log_probs.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    mask = completion_mask[:, 1:]
+    mean = (picked * mask).sum(-1) / mask.sum(-1)
+    return mean * mask.sum(-1).max()  # "scaled back to a sum"
+
+
+@wrong("dpo_snippet", rung=2)
+def beta_outside_the_log(chosen_scores, rejected_scores, beta):
+    return -beta * F.logsigmoid(chosen_scores - rejected_scores)
+
+
+@wrong("group_advantages", rung=2)
+def std_without_keepdim(rewards, num_generations):
+    grouped = rewards.view(-1, num_generations)
+    centred = grouped - grouped.mean(1, keepdim=True)
+    return (centred / (grouped.std(1) + 1e-4)).view(-1)
+
+
+@wrong("grpo_loss", rung=3)
+def clipped_from_below_only(per_token_logps, old_per_token_logps, advantages,
+                            completion_mask, epsilon=0.2, beta=0.0,
+                            ref_per_token_logps=None):
+    ratio = torch.exp(per_token_logps - old_per_token_logps)
+    clipped = torch.clamp(ratio, min=1 - epsilon)
+    a = advantages.unsqueeze(1)
+    per_token = -torch.min(ratio * a, clipped * a)
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    return _mean_per_sequence(per_token, completion_mask)
