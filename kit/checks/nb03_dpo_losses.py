@@ -311,6 +311,12 @@ def dpo_sigmoid(policy_chosen_logps, policy_rejected_logps,
             beta * chosen.detach(), beta * rejected.detach())
 
 
+def dpo_beta_written_in(policy_chosen_logps, policy_rejected_logps,
+                        ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    return dpo_loss(policy_chosen_logps, policy_rejected_logps,
+                    ref_chosen_logps, ref_rejected_logps, beta=0.1)
+
+
 def dpo_no_minus(policy_chosen_logps, policy_rejected_logps,
                  ref_chosen_logps, ref_rejected_logps, beta=0.1):
     chosen = policy_chosen_logps - ref_chosen_logps
@@ -449,6 +455,15 @@ DPO_LOSS_WORDS = {
                "ちません (ログ用なのは報酬だけです)",
                "損失は計算したまま返し、.detach() するのは報酬だけにしてく"
                "ださい")},
+    "beta_of_the_paper": {
+        "en": ("β = 0.1 written in",
+               "0.1, the paper's and TRL's default, is used whatever beta "
+               "the caller passes",
+               "use the beta argument, in the loss and the rewards"),
+        "ja": ("β = 0.1 の決め打ち",
+               "呼び出し側が渡す beta にかかわらず、論文と TRL の既定値 0.1 を"
+               "使っています",
+               "損失と報酬の両方で引数の beta を使ってください")},
     "no_reference": {
         "en": ("no reference",
                "the log-ratios are π − ref: without the reference nothing "
@@ -565,6 +580,7 @@ DPO_LOSS_WORDS = {
               Mistake("rewards_not_detached", dpo_rewards_attached, rung=6),
               Mistake("losses_detached", dpo_losses_detached, rung=5),
               Mistake("no_reference", dpo_no_reference, rung=1),
+              Mistake("beta_of_the_paper", dpo_beta_written_in, rung=3),
               Mistake("chosen_rejected_swapped", dpo_swapped, rung=2),
               Mistake("sigmoid_not_logsigmoid", dpo_sigmoid, rung=4),
               Mistake("no_minus", dpo_no_minus, rung=4),

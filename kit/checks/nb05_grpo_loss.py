@@ -276,6 +276,16 @@ def kl_arguments_swapped(per_token_logps, old_per_token_logps, advantages,
                    completion_mask, beta, per_token_logps)
 
 
+def kl_weight_written_in(per_token_logps, old_per_token_logps, advantages,
+                         completion_mask, epsilon=0.2, beta=0.0,
+                         ref_per_token_logps=None):
+    plain, clipped = _surrogate(per_token_logps, old_per_token_logps,
+                                advantages, epsilon)
+    weight = 0.04 if ref_per_token_logps is not None else 0.0  # TRL's old
+    return _finish(-torch.min(plain, clipped), per_token_logps,
+                   completion_mask, weight, ref_per_token_logps)
+
+
 def ratio_inverted(per_token_logps, old_per_token_logps, advantages,
                    completion_mask, epsilon=0.2, beta=0.0,
                    ref_per_token_logps=None):
@@ -468,6 +478,15 @@ GRPO_LOSS_WORDS = {
                "−β·KL は参照モデルから離れるほど方策に報酬を与えます: ペナル"
                "ティは引き戻すものです",
                "per_token + beta * per_token_kl(...)")},
+    "kl_weight_written_in": {
+        "en": ("KL weight written in",
+               "the KL is weighed by 0.04 (TRL's old default) whatever beta "
+               "the caller passes",
+               "multiply the KL by the beta argument"),
+        "ja": ("KL の重みの決め打ち",
+               "呼び出し側が渡す beta にかかわらず、KL に 0.04 (TRL の以前の既"
+               "定値) を掛けています",
+               "KL には引数の beta を掛けてください")},
     "kl_arguments_swapped": {
         "en": ("KL arguments swapped",
                "GRPO's k3 estimate of KL(π‖ref) is exp(ref − π) − (ref − π) "
@@ -591,6 +610,7 @@ GRPO_LOSS_WORDS = {
               Mistake("clip_hard_coded", clip_hard_coded, rung=3),
               Mistake("kl_sign_reversed", kl_sign_reversed, rung=5),
               Mistake("kl_arguments_swapped", kl_arguments_swapped, rung=5),
+              Mistake("kl_weight_written_in", kl_weight_written_in, rung=5),
               Mistake("ratio_inverted", ratio_inverted, rung=1),
               Mistake("no_minus", no_minus, rung=2),
           ])

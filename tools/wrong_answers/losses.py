@@ -116,11 +116,12 @@ def rewards_without_beta(policy_chosen_logps, policy_rejected_logps,
 
 
 @wrong("dpo_loss", rung=3)
-def beta_of_the_paper(policy_chosen_logps, policy_rejected_logps,
-                      ref_chosen_logps, ref_rejected_logps, beta=0.1):
+def beta_of_the_rewards_only(policy_chosen_logps, policy_rejected_logps,
+                             ref_chosen_logps, ref_rejected_logps,
+                             beta=0.1):
     chosen, rejected = _logratios(policy_chosen_logps, policy_rejected_logps,
                                   ref_chosen_logps, ref_rejected_logps)
-    losses = -F.logsigmoid(0.1 * (chosen - rejected))
+    losses = -F.logsigmoid(0.5 * (chosen - rejected))  # "a middling β"
     return losses, beta * chosen.detach(), beta * rejected.detach()
 
 
@@ -250,14 +251,14 @@ def kl_left_out(per_token_logps, old_per_token_logps, advantages,
 
 
 @wrong("grpo_loss", rung=5)
-def kl_weight_of_trl(per_token_logps, old_per_token_logps, advantages,
-                     completion_mask, epsilon=0.2, beta=0.0,
-                     ref_per_token_logps=None):
+def kl_weight_of_a_tenth(per_token_logps, old_per_token_logps, advantages,
+                         completion_mask, epsilon=0.2, beta=0.0,
+                         ref_per_token_logps=None):
     per_token = _surrogate(per_token_logps, old_per_token_logps, advantages,
                            1 - epsilon, 1 + epsilon)
     if ref_per_token_logps is not None:
-        per_token = per_token + 0.04 * _kl(per_token_logps,
-                                           ref_per_token_logps)
+        per_token = per_token + 0.1 * _kl(per_token_logps,
+                                          ref_per_token_logps)
     return _mean_per_sequence(per_token, completion_mask)
 
 
