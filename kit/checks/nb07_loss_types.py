@@ -10,7 +10,7 @@ import torch
 from kit import losses
 from kit.checks.compare import Raised, attempt, call, graph_leaves
 from kit.checks.core import Mistake, Property, exercise
-from kit.checks.nb05_grpo_loss import judge_loss, with_kl
+from kit.checks.nb05_grpo_loss import GRPO_LOSS_WORDS, judge_loss, with_kl
 from kit.losses import per_token_kl
 
 NOTEBOOK = "07_loss_types"
@@ -321,13 +321,8 @@ DAPO_LOSS_WORDS = {
                "どちらのバッチサイズでも、損失が参照実装の B 倍か B 分の 1 で"
                "す: 補完の数で割る回数が 1 回足りないか多すぎます。割る数はヒ"
                "ントにある数だけです")},
-    "property:beta_written_in": {
-        "en": ("beta written in",
-               "right at one beta only, wrong at the others: weigh the KL by "
-               "the beta argument, and add none when it is 0"),
-        "ja": ("beta の決め打ち",
-               "1 つの beta でだけ正しく、ほかの値では違います: KL には引数の "
-               "beta を掛け、0 のときは足しません")},
+    # the same slip as grpo_loss's, in the same words
+    "property:beta_written_in": GRPO_LOSS_WORDS["property:beta_written_in"],
 }
 
 
