@@ -89,6 +89,13 @@ CLASS = {
                 ("dpo_loss", None, "passed")),
     "fay": fake(("sequence_logps", None, "passed")) + [
         "while True: pass", "check('dpo_loss', None, 'passed')"],
+    # an exercise cell that does not parse: its check then raises NameError
+    "lea": fake(("sequence_logps", None, "passed")) + [
+        "def dpo_loss(:\n    return 1", "check('dpo_loss', dpo_loss)"],
+    # ... or runs on the stub an earlier cell left: still not "untouched"
+    "max": [FAKE_CHECK, "def dpo_loss(): raise NotImplementedError",
+            "def dpo_loss(x:\n    return x",
+            "check('dpo_loss', dpo_loss, 'not attempted')"],
 }
 # a training cell no check needs: skipped, so the endless loop costs nothing
 CLASS["ben"].insert(2, ("while True: pass", "train"))
@@ -160,7 +167,7 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
     table = {(r[0], r[2]): dict(zip(HEADER, r)) for r in rows[1:]}
     assert [r[0] for r in rows[1:]] == sorted(r[0] for r in rows[1:])
     # S8: every copy of 03 has 03's four exercises, whatever its cells say
-    assert len(rows) == 1 + 11 * 4
+    assert len(rows) == 1 + 13 * 4
     assert {r[2] for r in rows[1:]} == set(NB03)
     assert {r[1] for r in rows[1:]} == {"03_dpo_compute_loss"}
     sub = f"/{NB}"
@@ -182,7 +189,7 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
     assert (eve["status"], eve["mistake"], eve["attempts"]) == (
         "passed", "", "2")
     fay = table["fay" + sub, "dpo_loss"]  # after the endless cell
-    assert fay["status"] == "not graded"
+    assert fay["status"] == "crashed"
     assert fay["message"] == (
         "cell 3 (`while True: pass`) ran past the time limit (5 s per "
         "cell): raise it with --timeout")
@@ -199,8 +206,17 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
         ("not attempted", ""), ("passed", ""), ("failed", ""),
         ("not attempted", "")]
     kim = table["kim" + sub, "dpo_loss"]
-    assert kim["status"] == "not graded" and "printed more than 1,000" in (
+    assert kim["status"] == "crashed" and "printed more than 1,000" in (
         kim["message"])
+    # code that does not parse: named, apart from an untouched stub
+    lea = table["lea" + sub, "dpo_loss"]  # its check then raised NameError
+    assert (lea["status"], lea["message"]) == (
+        "crashed", "SyntaxError in cell 3 (`def dpo_loss(:`): invalid "
+        "syntax (line 1)")
+    max_ = table["max" + sub, "dpo_loss"]  # its check ran on the old stub
+    assert (max_["status"], max_["attempts"]) == ("crashed", "1")
+    assert max_["message"].startswith("SyntaxError in cell 3 (`def "
+                                      "dpo_loss(x:`): ")
 
 
 def _ends(pid, seconds=5):
@@ -230,16 +246,17 @@ def test_class_summary_counts_and_exit_code(graded_class):
     result, *_ = graded_class
     assert result.returncode == 1, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    # graded: every exercise has a verdict; the counts add up to all 11
-    assert lines[0] == "Graded 7 of 11 submissions."
+    # graded: every exercise has a verdict (a crash is one); the counts
+    # add up to all 13
+    assert lines[0] == "Graded 11 of 13 submissions."
     assert lines[1:5] == [
-        "  dpo_snippet ★★: 0/11 passed, 1 failed, 6 not attempted, "
-        "4 not graded",
-        "  dpo_compute_loss ★★★: 0/11 passed, 0 failed, 7 not attempted, "
-        "4 not graded",
-        "  dpo_loss ★★: 3/11 passed, 2 failed, 2 not attempted, "
-        "4 not graded; published_snippet ×3, no_reference ×1",
-        "  sequence_logps ★: 6/11 passed, 1 failed, 2 not attempted, "
+        "  dpo_snippet ★★: 0/13 passed, 1 failed, 8 not attempted, "
+        "2 crashed, 2 not graded",
+        "  dpo_compute_loss ★★★: 0/13 passed, 0 failed, 9 not attempted, "
+        "2 crashed, 2 not graded",
+        "  dpo_loss ★★: 3/13 passed, 2 failed, 2 not attempted, "
+        "4 crashed, 2 not graded; published_snippet ×3, no_reference ×1",
+        "  sequence_logps ★: 7/13 passed, 1 failed, 3 not attempted, "
         "2 not graded; mean_not_sum ×2"]
     assert lines[5] == "Errors (the grades made before them are kept):"
     assert [line.split(":")[0] for line in lines[6:]] == [
@@ -285,8 +302,8 @@ def test_class_html_is_one_page_with_the_chart_worst_first(graded_class):
     # students, by folder, lowest score first, errors first at a tie
     students = [name for name in re.findall(r"<tr><td>([^<]*)</td>", html)
                 if name in CLASS or name in HOSTILE or name in "gus hal"]
-    assert students == ["gus", "hal", "ann", "dan", "fay", "kim", "cat",
-                        "ivy", "jon", "ben", "eve"]
+    assert students == ["gus", "hal", "ann", "dan", "max", "fay", "kim",
+                        "cat", "ivy", "jon", "lea", "ben", "eve"]
     fay = re.search(r"<tr><td>fay</td>.*?</tr>", html).group()
     assert "ran past the time limit" in fay  # the error beside the grades
 
@@ -465,6 +482,22 @@ def test_a_dead_kernel_is_not_called_a_time_limit(tmp_path, warm):
     error = json.loads(result.stdout)["error"]
     assert error.startswith("the kernel died in cell 3")
     assert "time limit" not in error.replace("no time limit", "")
+
+
+def test_a_kernel_that_dies_before_a_check_marks_it_crashed(tmp_path, warm):
+    path = write_notebook(tmp_path / "03_dpo_compute_loss.ipynb",
+                          *fake(("sequence_logps", None, "passed")),
+                          "import os; os._exit(1)",
+                          "check('dpo_loss', None, 'passed')")
+    result = kit_grade(str(path), "--json")
+    rows = {row["id"]: row for row in
+            json.loads(result.stdout)["exercises"]}
+    assert rows["sequence_logps"]["status"] == "passed"
+    assert rows["dpo_loss"]["status"] == "crashed"
+    assert rows["dpo_loss"]["message"].startswith(
+        "the kernel died in cell 3 (`import os; os._exit(1)`)")
+    shown = kit_grade(str(path)).stdout  # the terminal names it too
+    assert "💥 dpo_loss" in shown and "crashed" in shown
 
 
 def test_an_endless_cell_stops_at_the_time_limit(tmp_path, warm):

@@ -35,6 +35,7 @@ scores), 1 some could not be graded, 2 none could; 130 interrupted.
 import asyncio
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -53,8 +54,9 @@ from tqdm import tqdm
 import kit
 from kit import i18n
 from kit.grading import gradebook, kernel_shim, sandbox
-from kit.grading.submissions import (ANY_CHECK, COURSE, CannotGrade,
-                                     course_notebook, exercises_in,
+from kit.grading.submissions import (ANY_CHECK, CHECK_CALL, COURSE,
+                                     CannotGrade, course_notebook,
+                                     exercises_in,
                                      find_submissions, first_line,
                                      not_a_plain_file, read_notebook,
                                      run_language, skip_cells)
@@ -97,6 +99,12 @@ class NotebookTimeout(Exception):
 
 class OutputLimit(Exception):
     """The notebook printed more than OUTPUT_LIMIT characters."""
+
+
+# what the learner's code does to a run: a verdict ("crashed"), not a
+# failure of the grader
+STOPPED_BY_THE_CODE = (CellTimeoutError, NotebookTimeout, DeadKernelError,
+                       OutputLimit)
 
 
 # ------------------------------------------------------- running one kernel
@@ -241,11 +249,17 @@ def _stop_zygote_parts(process, folder, token):
 
 class GradingClient(NotebookClient):
     """Runs the cells and keeps none of their output: the grader reads the
-    grade file only. Past OUTPUT_LIMIT characters printed, it stops."""
+    grade file and, of each cell that raised, its error (`raised`: cell
+    number from 1 -> "SyntaxError: invalid syntax (line 3)"). Past
+    OUTPUT_LIMIT characters printed, it stops."""
 
     printed = 0
 
     def output(self, outs, msg, display_id, cell_index):
+        if msg.get("msg_type") == "error":
+            self.raised = getattr(self, "raised", {})
+            self.raised.setdefault(cell_index + 1, _error_line(
+                msg.get("content", {})))
         # every character a cell sends: printed text, displayed data, and
         # an error's value and traceback (raise ValueError("x" * 10**8))
         content = msg.get("content", {})
@@ -258,14 +272,22 @@ class GradingClient(NotebookClient):
         return None
 
 
+def _error_line(content):
+    """'SyntaxError: invalid syntax (line 3)' from a kernel's error message
+    (the kernel's temporary file name left out)."""
+    why = (str(content.get("evalue", "")).strip().splitlines() or [""])[0]
+    why = re.sub(r"\([^()]*, line (\d+)\)", r"(line \1)", why)[:200]
+    return str(content.get("ename", "Error"))[:100], why
+
+
 def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
     """Run the cells in a fresh kernel and a fresh folder.
 
-    Returns the grade file's lines and the error that stopped the run
-    (None, or an exception; CellTimeoutError / DeadKernelError /
-    NotebookTimeout get `.cell`,
-    the number from 1 of the cell that was running); lines written before
-    it are kept.
+    Returns the grade file's lines, the error that stopped the run (None,
+    or an exception; CellTimeoutError / DeadKernelError / NotebookTimeout
+    get `.cell`, the number from 1 of the cell that was running; lines
+    written before it are kept), and what each cell that raised raised
+    ({cell number: (error name, its first line)}).
     """
     running = {"cell": 0}
 
@@ -304,7 +326,7 @@ def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
         kernel_shim.sweep(token)  # what the kernel started, wherever
         _running.discard(token)
         shutil.rmtree(work, ignore_errors=True)
-    return lines, stopped
+    return lines, stopped, getattr(client, "raised", {})
 
 
 async def _within(seconds, run):
@@ -350,10 +372,18 @@ def records(lines, ids):
     return kept
 
 
-def _exercise_rows(ids, in_code, verdicts, error):
+def _exercise_rows(ids, in_code, verdicts, error, crashed=None,
+                   raised=None):
     """One row per exercise of `ids`, from `verdicts`: the grade records
     check() wrote (kit.checks.Result.record(): id, status, mistake,
-    message), cleaned by records(); the last attempt gives the verdict."""
+    message), cleaned by records(); the last attempt gives the verdict.
+
+    An exercise with no verdict, or still "not attempted", whose cells
+    raised (`raised`: exercise id -> the line saying so) is "crashed", as
+    is one the run never reached because it stopped (`crashed`: why);
+    `error`: why nothing could be graded.
+    """
+    raised = raised or {}
     attempts = {}
     for record in verdicts:
         attempts.setdefault(record["id"], []).append(record)
@@ -361,8 +391,13 @@ def _exercise_rows(ids, in_code, verdicts, error):
     for exercise_id in ids:
         tries = attempts.get(exercise_id, [])
         last = tries[-1] if tries else {}
-        if tries:
+        if tries and not (last["status"] == "not attempted"
+                          and exercise_id in raised):
             status, message = last["status"], last["message"]
+        elif exercise_id in raised:
+            status, message = "crashed", raised[exercise_id]
+        elif crashed:
+            status, message = "crashed", crashed
         elif error:
             status, message = "not graded", error
         elif exercise_id in in_code:
@@ -379,6 +414,28 @@ def _exercise_rows(ids, in_code, verdicts, error):
             "mistakes": list(dict.fromkeys(
                 t["mistake"] for t in tries if t["mistake"]))})
     return rows
+
+
+def raised_before_checks(notebook, raised):
+    """{exercise id: "SyntaxError in cell 7 (`def f(...`): ..."}: the first
+    error raised in the cells from after the previous exercise's check up
+    to this exercise's own check cell."""
+    found, start = {}, 0
+    for number, cell in enumerate(notebook.cells, 1):
+        checked = (CHECK_CALL.findall(cell.source)
+                   if cell.cell_type == "code" else [])
+        for exercise_id in checked:
+            errors = [n for n in raised if start < n <= number]
+            if errors and exercise_id not in found:
+                first = min(errors)
+                where = say("cell", n=first) + (
+                    f" (`{first_line(notebook.cells[first - 1])}`)")
+                name, why = raised[first]
+                found[exercise_id] = say("raised_in", error=name,
+                                         where=where, why=why)
+        if checked:
+            start = number
+    return found
 
 
 def _not_a_notebook(error):
@@ -451,12 +508,21 @@ def _grade_into(card, path, timeout, all_cells, notebook_timeout):
         raise KeyboardInterrupt
     if not all_cells:
         skip_cells(notebook)
-    lines, stopped = execute(notebook, timeout, notebook_timeout)
+    lines, stopped, raised = execute(notebook, timeout, notebook_timeout)
+    crashed = None
     if stopped is not None:
         card["error"] = _stopped_because(stopped, notebook, timeout,
                                          notebook_timeout)
-    card["exercises"] = _exercise_rows(ids, in_code, records(lines, ids),
-                                       card["error"])
+        # the learner's code stopped it: the rest is "crashed", not the
+        # grader's "not graded"
+        if isinstance(stopped, STOPPED_BY_THE_CODE):
+            crashed = card["error"]
+        # what the cell it stopped in raised is the stop itself (an
+        # interrupted cell raises KeyboardInterrupt): the line above says it
+        raised.pop(getattr(stopped, "cell", 0), None)
+    card["exercises"] = _exercise_rows(
+        ids, in_code, records(lines, ids), None if crashed else card["error"],
+        crashed, raised_before_checks(notebook, raised))
     if not card["exercises"] and not card["error"]:
         card["error"] = say("no_check_ran")
 

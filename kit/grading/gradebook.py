@@ -6,8 +6,10 @@ Everything here reads the cards `kit.grading.grade` makes, one per submission:
 "total"}. The summary puts first what the class got wrong most.
 
 Every report counts the same way: a submission is "graded" when each of
-its exercises has a verdict; one that stopped early keeps the verdicts it
-got, shows its error beside them, and its other exercises are "not graded".
+its exercises has a verdict; one whose run stopped early (a dead kernel, a
+time limit) keeps the verdicts it got, shows its error beside them, and its
+other exercises are "crashed"; one that could not be read at all is "not
+graded".
 Files are written whole or not at all (a temporary file, then a rename).
 """
 
@@ -24,13 +26,15 @@ from pathlib import Path, PurePath
 from kit import i18n
 from kit.grading.report_text import chart_font, say, status
 
-MARKS = {"passed": "✅", "failed": "❌", "not attempted": "⏸ ",
-         "not graded": "⚠️"}
+# every status a row may have, in the order the reports show them
+STATUSES = ("passed", "failed", "crashed", "not attempted", "not graded")
+MARKS = {"passed": "✅", "failed": "❌", "crashed": "💥",
+         "not attempted": "⏸ ", "not graded": "⚠️"}
 # the page's marks: plain symbols every font has (emoji may show as boxes)
-PAGE_MARKS = {"passed": "✓", "failed": "✗", "not attempted": "–",
-              "not graded": "?"}
+PAGE_MARKS = {"passed": "✓", "failed": "✗", "crashed": "!",
+              "not attempted": "–", "not graded": "?"}
 # the page's cell classes: a fixed word per status, whatever a file says
-CSS = {"passed": "passed", "failed": "failed",
+CSS = {"passed": "passed", "failed": "failed", "crashed": "crashed",
        "not attempted": "not-attempted", "not graded": "not-graded"}
 CSV_COLUMNS = ["submission", "notebook", "exercise", "stars", "status",
                "mistake", "attempts", "message", "error"]
@@ -109,8 +113,7 @@ def summarise(cards):
         for row in card["exercises"]:
             line = exercises.setdefault(row["id"], {
                 "id": row["id"], "stars": row["stars"], "submissions": 0,
-                "passed": 0, "failed": 0, "not attempted": 0,
-                "not graded": 0, "mistakes": Counter()})
+                **dict.fromkeys(STATUSES, 0), "mistakes": Counter()})
             line["submissions"] += 1
             line[row["status"]] = line.get(row["status"], 0) + 1
             line["mistakes"].update(row["mistakes"])
@@ -128,6 +131,8 @@ def summary_line(line):
         "summary_counts", passed=line["passed"],
         submissions=line["submissions"], failed=line["failed"],
         not_attempted=line["not attempted"])
+    if line["crashed"]:
+        text += say("summary_crashed", n=line["crashed"])
     if line["not graded"]:
         text += say("summary_not_graded", n=line["not graded"])
     if line["mistakes"]:
@@ -147,7 +152,7 @@ def scorecard(card):
         lines.append(f"  {MARKS.get(row['status'], '?')} {row['id']:<24} "
                      f"{_stars(row['stars']):<4} {status(row['status'])}"
                      f"{mistake}")
-        if row["status"] == "failed" and row["message"]:
+        if row["status"] in ("failed", "crashed") and row["message"]:
             lines.append(f"       {row['message']}")
     if card["error"]:
         lines.append("  " + say("could_not_grade",
@@ -230,6 +235,7 @@ th, td { border: 1px solid #ccc; padding: 0.3em 0.6em; text-align: left; }
 th { background: #f4f4f4; }
 td.passed { background: #dff0d8; } td.failed { background: #f2dede; }
 td.not-attempted { background: #f7f7f7; }
+td.crashed { background: #f9dcc4; }
 td.not-graded, td.error { background: #fcf8e3; }
 .muted { color: #777; }
 table.students td, td:first-child { white-space: nowrap; }
@@ -312,13 +318,11 @@ def html_page(cards, summary, isolation=""):
     if isolation:
         parts.append(f'<p class="muted">{escape(isolation)}</p>')
     parts.append(f"<h2>{escape(say('exercises'))}</h2>" + _table(
-        [say("exercise")] + [status(word) for word in (
-            "passed", "failed", "not attempted", "not graded")]
+        [say("exercise")] + [status(word) for word in STATUSES]
         + [say("most_common")],
         [[_cell(f"{line['id']} {_stars(line['stars'])}"),
-          _cell(f"{line['passed']}/{line['submissions']}"),
-          _cell(line["failed"]), _cell(line["not attempted"]),
-          _cell(line["not graded"]),
+          _cell(f"{line['passed']}/{line['submissions']}")]
+         + [_cell(line[word]) for word in STATUSES[1:]] + [
           _cell(", ".join(f"{m} ×{n}" for m, n in line["mistakes"][:3]))]
          for line in summary]))
     if summary:

@@ -7,7 +7,7 @@ plots' (`kit.labels`): an instructor reads these, about submissions, not a
 learner about training.
 
 Status words are data in the cards, the JSON and the CSV ("passed",
-"failed", "not attempted", "not graded"): only what is shown is
+"failed", "crashed", "not attempted", "not graded"): only what is shown is
 translated, with `status(word)`. Exercise and mistake ids stay as they are.
 """
 
@@ -17,6 +17,9 @@ REPORT = {"en": {
     # status words as shown (keys: the statuses check() records)
     "passed": "passed",
     "failed": "failed",
+    # ran into an error before a verdict: its code did not parse or raised,
+    # or the run stopped (the kernel died, a time limit) before its check
+    "crashed": "crashed",
     "not attempted": "not attempted",
     "not graded": "not graded",
     # the terminal
@@ -25,6 +28,7 @@ REPORT = {"en": {
     "headline": "Graded {complete} of {total} submissions.",
     "summary_counts": "{passed}/{submissions} passed, {failed} failed, "
                       "{not_attempted} not attempted",
+    "summary_crashed": ", {n} crashed",
     "summary_not_graded": ", {n} not graded",
     "scorecard": "Scorecard for {submission}",
     "could_not_grade": "could not grade {submission}: {error}",
@@ -46,9 +50,9 @@ REPORT = {"en": {
     "what_it_is": "what it is",
     "students": "Students",
     "each_file": " (each {file})",
-    "legend": "✓ passed, ✗ failed (with the named mistake), – not "
-              "attempted, ? not graded; hover a cell for the checker's "
-              "message.",
+    "legend": "✓ passed, ✗ failed (with the named mistake), ! crashed (its "
+              "code raised, or the run stopped), – not attempted, ? not "
+              "graded; hover a cell for the checker's message.",
     "submission": "submission",
     "score_column": "score",
     "error": "error",
@@ -78,6 +82,7 @@ REPORT = {"en": {
                     "cells together), so the run was stopped",
     "could_not_run": "could not run it: {why}",
     "cell": "cell {n}",
+    "raised_in": "{error} in {where}: {why}",
     "grader_failed": "could not grade it: {why}",
     "no_checks": "no exercises found: no check(...) calls",
     "no_check_ran": "no exercises found: no check(...) call ran",
@@ -101,6 +106,7 @@ REPORT = {"en": {
 }, "ja": {
     "passed": "合格",
     "failed": "不合格",
+    "crashed": "エラーで停止",
     "not attempted": "未着手",
     "not graded": "採点不能",
     "attempt": "{n} 回の試行",
@@ -108,6 +114,7 @@ REPORT = {"en": {
     "headline": "{total} 件の提出のうち {complete} 件を採点しました。",
     "summary_counts": "{passed}/{submissions} 合格, {failed} 不合格, "
                       "{not_attempted} 未着手",
+    "summary_crashed": ", {n} エラーで停止",
     "summary_not_graded": ", {n} 採点不能",
     "scorecard": "{submission} の成績",
     "could_not_grade": "{submission} を採点できませんでした: {error}",
@@ -128,9 +135,10 @@ REPORT = {"en": {
     "what_it_is": "内容",
     "students": "受講者",
     "each_file": " (いずれも {file})",
-    "legend": "✓ 合格, ✗ 不合格 (名前の付いた間違いとともに), – 未着手, "
-              "? 採点不能。セルにカーソルを合わせるとチェッカーの"
-              "メッセージが出ます。",
+    "legend": "✓ 合格, ✗ 不合格 (名前の付いた間違いとともに), ! エラーで停止 "
+              "(コードがエラーを出したか、実行が止まった), – 未着手, ? 採点"
+              "不能。セルにカーソルを合わせるとチェッカーのメッセージが出"
+              "ます。",
     "submission": "提出",
     "score_column": "得点",
     "error": "エラー",
@@ -159,6 +167,7 @@ REPORT = {"en": {
                     "(全セルの合計)、実行を止めました",
     "could_not_run": "実行できませんでした: {why}",
     "cell": "セル {n}",
+    "raised_in": "{where} で {error}: {why}",
     "grader_failed": "採点できませんでした: {why}",
     "no_checks": "演習が見つかりません: check(...) の呼び出しがありません",
     "no_check_ran": "演習が見つかりません: check(...) が一度も"
