@@ -249,15 +249,17 @@ def test_class_summary_counts_and_exit_code(graded_class):
     # graded: every exercise has a verdict (a crash is one); the counts
     # add up to all 13
     assert lines[0] == "Graded 11 of 13 submissions."
+    # the most failed first (at a tie the lower pass rate): stubs left and
+    # crashes do not put an exercise on top
     assert lines[1:5] == [
-        "  dpo_snippet ★★: 0/13 passed, 1 failed, 8 not attempted, "
-        "2 crashed, 2 not graded",
-        "  dpo_compute_loss ★★★: 0/13 passed, 0 failed, 9 not attempted, "
-        "2 crashed, 2 not graded",
         "  dpo_loss ★★: 3/13 passed, 2 failed, 2 not attempted, "
         "4 crashed, 2 not graded; published_snippet ×3, no_reference ×1",
+        "  dpo_snippet ★★: 0/13 passed, 1 failed, 8 not attempted, "
+        "2 crashed, 2 not graded",
         "  sequence_logps ★: 7/13 passed, 1 failed, 3 not attempted, "
-        "2 not graded; mean_not_sum ×2"]
+        "2 not graded; mean_not_sum ×2",
+        "  dpo_compute_loss ★★★: 0/13 passed, 0 failed, 9 not attempted, "
+        "2 crashed, 2 not graded"]
     assert lines[5] == "Errors (the grades made before them are kept):"
     assert [line.split(":")[0] for line in lines[6:]] == [
         f"  {name}/{NB}" for name in ("fay", "gus", "hal", "kim")]
@@ -299,13 +301,39 @@ def test_class_html_is_one_page_with_the_chart_worst_first(graded_class):
         "<h2>Students")]
     assert "the published snippet" in mistakes
     assert "made published" not in mistakes and "my own notes" not in html
-    # students, by folder, lowest score first, errors first at a tie
+    # students, by folder, the lowest share passed first, then by name
     students = [name for name in re.findall(r"<tr><td>([^<]*)</td>", html)
                 if name in CLASS or name in HOSTILE or name in "gus hal"]
-    assert students == ["gus", "hal", "ann", "dan", "max", "fay", "kim",
-                        "cat", "ivy", "jon", "lea", "ben", "eve"]
+    assert students == ["ann", "dan", "gus", "hal", "max", "cat", "fay",
+                        "ivy", "jon", "kim", "lea", "ben", "eve"]
     fay = re.search(r"<tr><td>fay</td>.*?</tr>", html).group()
     assert "ran past the time limit" in fay  # the error beside the grades
+
+
+def _scored(name, statuses):
+    rows = [{"id": f"ex{i}", "stars": 1, "status": word, "mistake": None,
+             "message": "", "attempts": 1, "mistakes": []}
+            for i, word in enumerate(statuses)]
+    return {"submission": name, "notebook": "nb", "error": None,
+            "exercises": rows, "total": len(rows),
+            "passed": statuses.count("passed")}
+
+
+def test_students_sort_by_share_passed_and_exercises_by_failures():
+    from kit.grading import gradebook
+    cards = [_scored("amy", ["passed"] * 3),  # 3/3
+             _scored("bob", ["passed"] * 3 + ["failed"]),  # 3/4: lower
+             _scored("cy", ["passed", "crashed", "failed", "passed"])]
+    html = gradebook.html_page(cards, gradebook.summarise(cards))
+    rows = re.findall(r"<tr><td>(amy|bob|cy)</td>", html)
+    assert rows == ["cy", "bob", "amy"]  # 2/4, 3/4, 3/3
+    # ex0: nobody failed it, two left the stub (pass rate 1/3); ex1: one
+    # failed it (pass rate 2/3): ex1 is re-taught first
+    cards = [_scored("amy", ["not attempted", "passed"]),
+             _scored("bob", ["not attempted", "failed"]),
+             _scored("cy", ["passed", "passed"])]
+    assert [line["id"] for line in gradebook.summarise(cards)] == [
+        "ex1", "ex0"]
 
 
 def test_class_json_carries_mistake_message_and_error(graded_class):

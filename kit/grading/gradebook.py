@@ -36,6 +36,8 @@ PAGE_MARKS = {"passed": "✓", "failed": "✗", "crashed": "!",
 # the page's cell classes: a fixed word per status, whatever a file says
 CSS = {"passed": "passed", "failed": "failed", "crashed": "crashed",
        "not attempted": "not-attempted", "not graded": "not-graded"}
+# the exercises table: failures first, what it is sorted by
+COLUMNS = ("failed", "passed", "crashed", "not attempted", "not graded")
 CSV_COLUMNS = ["submission", "notebook", "exercise", "stars", "status",
                "mistake", "attempts", "message", "error"]
 
@@ -104,7 +106,8 @@ def write_whole(path, text, newline=None):
 
 
 def summarise(cards):
-    """Per exercise: counts of each status and the named mistakes, worst first.
+    """Per exercise: counts of each status and the named mistakes, the most
+    failed first.
 
     A mistake counts once per submission that made it, at any attempt.
     """
@@ -120,9 +123,12 @@ def summarise(cards):
     summary = list(exercises.values())
     for line in summary:
         line["pass_rate"] = line["passed"] / line["submissions"]
+        line["fail_rate"] = line["failed"] / line["submissions"]
         line["mistakes"] = line["mistakes"].most_common()
-    # what to re-teach first: the lowest pass rate (sort is stable on ties)
-    return sorted(summary, key=lambda line: line["pass_rate"])
+    # what to re-teach first: the most failures (an answer that ran and was
+    # wrong), not stubs left or crashes; at a tie the lower pass rate
+    return sorted(summary, key=lambda line: (-line["fail_rate"],
+                                             line["pass_rate"]))
 
 
 def summary_line(line):
@@ -318,11 +324,11 @@ def html_page(cards, summary, isolation=""):
     if isolation:
         parts.append(f'<p class="muted">{escape(isolation)}</p>')
     parts.append(f"<h2>{escape(say('exercises'))}</h2>" + _table(
-        [say("exercise")] + [status(word) for word in STATUSES]
+        [say("exercise")] + [status(word) for word in COLUMNS]
         + [say("most_common")],
         [[_cell(f"{line['id']} {_stars(line['stars'])}"),
-          _cell(f"{line['passed']}/{line['submissions']}")]
-         + [_cell(line[word]) for word in STATUSES[1:]] + [
+          _cell(f"{line['failed']}/{line['submissions']}")]
+         + [_cell(line[word]) for word in COLUMNS[1:]] + [
           _cell(", ".join(f"{m} ×{n}" for m, n in line["mistakes"][:3]))]
          for line in summary]))
     if summary:
@@ -330,9 +336,9 @@ def html_page(cards, summary, isolation=""):
     parts.append(f"<h2>{escape(say('named_mistakes'))}</h2>"
                  + _mistakes_table(cards))
     ids = [line["id"] for line in summary]
-    # lowest score first, as the score column shows; at a tie, errors first
-    students = sorted(cards, key=lambda c: (c["passed"], not c["error"],
-                                            c["submission"]))
+    # the lowest share passed first (3/4 above 3/3), then by name
+    students = sorted(cards, key=lambda c: (
+        c["passed"] / c["total"] if c["total"] else 0, c["submission"]))
     # alice/03.ipynb, bob/03.ipynb: the folder alone tells them apart
     files = {PurePath(card["submission"]).name for card in cards}
     same_file = files.pop() if len(files) == 1 and len(cards) > 1 else None
