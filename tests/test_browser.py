@@ -427,8 +427,7 @@ def test_a_japanese_notebook_shows_japanese_labels_and_no_boxes(lab):
     while it trains (the English notebook test's checks), no missing
     glyph, the explorer's label and the named mistake in Japanese
     (kit.labels, the checkers' messages); screenshots to
-    docs/screenshots/ja_*.png with KIT_UPDATE_DOCS=1, with the Japanese
-    class report."""
+    docs/screenshots/ja_*.png with KIT_UPDATE_DOCS=1."""
     from kit import i18n, labels
     from kit.checks import EXERCISES
     name = f"ja_{JAPANESE}"
@@ -461,48 +460,38 @@ def test_a_japanese_notebook_shows_japanese_labels_and_no_boxes(lab):
              "ja_mistake.png": wrong}
     for file, element in shots.items():
         element.screenshot(path=lab["shots"] / file)
-    report = lab["browser"].new_page(viewport={"width": 1100,
-                                               "height": 800})
-    report.set_content(japanese_class_report())
-    assert KANA.search(report.locator("h1").text_content())
-    report.screenshot(path=lab["shots"] / "ja_class_report.png",
-                      full_page=True)
     if os.environ.get("KIT_UPDATE_DOCS") == "1":
         folder = ROOT / "docs" / "screenshots"
         folder.mkdir(exist_ok=True)
-        for file in [*shots, "ja_class_report.png"]:
+        for file in shots:
             shutil.copy(lab["shots"] / file, folder / file)
-    report.close()
     page.close()
     stop_kernels(lab["url"])
 
 
-def japanese_class_report():
-    """kit.grading.gradebook's page in Japanese for a class of three."""
-    from kit import i18n
-    from kit.grading import gradebook
-
-    def card(who, statuses):
-        rows = [{"id": e, "stars": 1, "status": status, "mistake": mistake,
-                 "message": message, "attempts": 1,
-                 "mistakes": [mistake] if mistake else []}
-                for e, (status, mistake, message) in statuses.items()]
-        return {"submission": f"{who}/01_stock_compute_loss.ipynb",
-                "notebook": "01", "error": None, "exercises": rows,
-                "passed": sum(r["status"] == "passed" for r in rows),
-                "total": len(rows)}
-    passed, stub = ("passed", None, "ok"), ("not attempted", None, "")
-    cards = [card("aki", {"causal_lm_loss": passed, "compute_loss": passed}),
-             card("ken", {"causal_lm_loss": ("failed", "not_shifted",
-                                             "not shifted"),
-                          "compute_loss": stub}),
-             card("yui", {"causal_lm_loss": passed, "compute_loss": stub})]
-    previous = i18n.language()
-    i18n.set_language("ja")
-    try:
-        return gradebook.html_page(cards, gradebook.summarise(cards))
-    finally:
-        i18n.set_language(previous)
+@pytest.mark.parametrize("lang", ["en", "ja"])
+def test_the_class_report_fits_1280_px_and_shows_what_was_said(lab, lang):
+    """tools/class_report.py's made-up class, as `kit grade --html` draws
+    it, at 1280 px: nothing wider than the window, and every checker's
+    message on the page (not only in a tooltip); screenshots to
+    docs/screenshots/ with KIT_UPDATE_DOCS=1 (README, README.ja)."""
+    from tools import class_report
+    report = lab["browser"].new_page(viewport={"width": 1280,
+                                               "height": 800})
+    report.set_content(class_report.page(lang))
+    if lang == "ja":
+        assert KANA.search(report.locator("h1").text_content())
+    assert report.evaluate("document.documentElement.scrollWidth") <= 1280
+    shown = report.locator("table.students").inner_text()
+    for card in class_report.made_up_class(lang):
+        for row in card["exercises"]:
+            if row["status"] == "failed":
+                assert row["message"] in shown, row["message"]
+    file = {"en": "class_report.png", "ja": "ja_class_report.png"}[lang]
+    report.screenshot(path=lab["shots"] / file, full_page=True)
+    if os.environ.get("KIT_UPDATE_DOCS") == "1":
+        shutil.copy(lab["shots"] / file, ROOT / "docs" / "screenshots" / file)
+    report.close()
 
 
 def stop_kernels(url):

@@ -29,7 +29,7 @@ from kit import cli
 from kit.builder import paths
 from kit.grading import grade, sandbox, submissions
 
-HEADER = ["submission", "notebook", "exercise", "stars", "status",
+HEADER = ["student", "submission", "notebook", "exercise", "stars", "status",
           "mistake", "attempts", "message", "error"]
 NB03 = ["sequence_logps", "dpo_loss", "dpo_snippet", "dpo_compute_loss"]
 
@@ -164,12 +164,15 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
     with open(out / "class.csv", encoding="utf-8", newline="") as f:
         rows = list(csv.reader(f))
     assert rows[0] == HEADER
-    table = {(r[0], r[2]): dict(zip(HEADER, r)) for r in rows[1:]}
-    assert [r[0] for r in rows[1:]] == sorted(r[0] for r in rows[1:])
+    table = {(r[1], r[3]): dict(zip(HEADER, r)) for r in rows[1:]}
+    assert [r[1] for r in rows[1:]] == sorted(r[1] for r in rows[1:])
+    # each file in a folder of its own: the folder is the student
+    assert {r[0] for r in rows[1:]} == set(CLASS) | set(HOSTILE) | {
+        "gus", "hal"}
     # S8: every copy of 03 has 03's four exercises, whatever its cells say
     assert len(rows) == 1 + 13 * 4
-    assert {r[2] for r in rows[1:]} == set(NB03)
-    assert {r[1] for r in rows[1:]} == {"03_dpo_compute_loss"}
+    assert {r[3] for r in rows[1:]} == set(NB03)
+    assert {r[2] for r in rows[1:]} == {"03_dpo_compute_loss"}
     sub = f"/{NB}"
     assert table["ann" + sub, "dpo_loss"]["status"] == "not attempted"
     assert table["ben" + sub, "dpo_loss"]["status"] == "passed"
@@ -302,12 +305,14 @@ def test_class_html_is_one_page_with_the_chart_worst_first(graded_class):
     assert "the published snippet" in mistakes
     assert "made published" not in mistakes and "my own notes" not in html
     # students, by folder, the lowest share passed first, then by name
-    students = [name for name in re.findall(r"<tr><td>([^<]*)</td>", html)
+    students = [name for name in re.findall(r"<tr><td[^>]*>([^<]*)</td>",
+                                            html)
                 if name in CLASS or name in HOSTILE or name in "gus hal"]
     assert students == ["ann", "dan", "gus", "hal", "max", "cat", "fay",
                         "ivy", "jon", "kim", "lea", "ben", "eve"]
-    fay = re.search(r"<tr><td>fay</td>.*?</tr>", html).group()
-    assert "ran past the time limit" in fay  # the error beside the grades
+    # what stopped fay's run, under her grades
+    fay = re.search(r"<tr><td[^>]*>fay</td>.*?</tr>(.*?)</tr>", html)
+    assert "ran past the time limit" in fay.group(1)
 
 
 def _scored(name, statuses):
@@ -325,7 +330,7 @@ def test_students_sort_by_share_passed_and_exercises_by_failures():
              _scored("bob", ["passed"] * 3 + ["failed"]),  # 3/4: lower
              _scored("cy", ["passed", "crashed", "failed", "passed"])]
     html = gradebook.html_page(cards, gradebook.summarise(cards))
-    rows = re.findall(r"<tr><td>(amy|bob|cy)</td>", html)
+    rows = re.findall(r"<tr><td[^>]*>(amy|bob|cy)</td>", html)
     assert rows == ["cy", "bob", "amy"]  # 2/4, 3/4, 3/3
     # ex0: nobody failed it, two left the stub (pass rate 1/3); ex1: one
     # failed it (pass rate 2/3): ex1 is re-taught first
@@ -343,6 +348,7 @@ def test_class_json_carries_mistake_message_and_error(graded_class):
     assert report["error"] is None
     cat, gus = report["submissions"]
     assert cat["submission"] == f"cat/{NB}" and cat["error"] is None
+    assert (cat["student"], gus["student"]) == ("cat", "gus")
     assert cat["exercises"][1] == {
         "id": "dpo_loss", "stars": 2, "status": "failed",
         "mistake": "published_snippet", "message": "made published_snippet",
@@ -350,6 +356,44 @@ def test_class_json_carries_mistake_message_and_error(graded_class):
     assert gus["error"].startswith("not a notebook")
     assert [line["id"] for line in report["summary"]] == [
         "dpo_loss", "dpo_snippet", "dpo_compute_loss", "sequence_logps"]
+
+
+def test_two_files_of_one_student_are_one_row(tmp_path, warm):
+    """zoe's two notebooks in her folder, and uma's two named alike in the
+    class folder, are one row each, with a column per exercise of both."""
+    nb01 = "01_stock_compute_loss.ipynb"
+    write_notebook(tmp_path / "zoe" / nb01, *fake(
+        ("causal_lm_loss", None, "failed", "not_shifted"),
+        ("compute_loss", None, "passed")))
+    write_notebook(tmp_path / "zoe" / NB, *fake(
+        ("sequence_logps", None, "passed")))
+    write_notebook(tmp_path / "uma_01.ipynb", *fake(
+        ("causal_lm_loss", None, "passed")))
+    write_notebook(tmp_path / f"uma-{NB}", *fake(
+        ("dpo_loss", None, "passed")))
+    out = tmp_path / "reports"
+    out.mkdir()
+    result = kit_grade(tmp_path, "--jobs", "2", "--csv", out / "c.csv",
+                       "--html", out / "c.html")
+    assert result.returncode == 0, result.stdout + result.stderr
+    with open(out / "c.csv", encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["submission"], r["student"]) for r in rows} == {
+        (f"zoe/{nb01}", "zoe"), (f"zoe/{NB}", "zoe"),
+        ("uma_01.ipynb", "uma"), (f"uma-{NB}", "uma")}
+    html = (out / "c.html").read_text(encoding="utf-8")
+    html = html[html.index('<table class="students">'):]
+    names = re.findall(r"<tr><td[^>]*>([^<]*)</td><td>([^<]*)</td>", html)
+    assert names == [("uma", "2/6"), ("zoe", "2/6")]  # a tie: by name
+    # both notebooks' exercises, each under its notebook, in course order
+    assert re.findall(r'<th class="id" colspan="(\d)">([^<]*)<', html) == [
+        ("2", "01_"), ("4", "03_")]
+    headers = re.sub(r"<wbr>", "", html)
+    assert headers.index(">causal_lm_loss<") < headers.index(
+        ">compute_loss<") < headers.index(">sequence_logps<")
+    # what the checker said, on the page under zoe's row
+    zoe = re.search(r">zoe</td>.*?</tr>(.*?)</tr>", html).group(1)
+    assert "<b>causal_lm_loss</b>: made not_shifted" in zoe
 
 
 # ------------------------------------------------------------ one notebook
@@ -883,8 +927,8 @@ def test_grade_lang_ja_reports_in_japanese_records_in_shape(tmp_path, warm):
     cards = json.loads(result.stdout)["submissions"]
     # the records: English data (statuses, ids), only the messages differ
     assert [sorted(card) for card in cards] == [[
-        "error", "exercises", "notebook", "passed", "submission",
-        "total"]] * 2
+        "error", "exercises", "notebook", "passed", "student",
+        "submission", "total"]] * 2
     rows = [card["exercises"] for card in cards]
     assert [[(r["id"], r["status"], r["mistake"]) for r in row]
             for row in rows] == [[

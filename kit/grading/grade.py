@@ -53,7 +53,7 @@ from tqdm import tqdm
 
 import kit
 from kit import i18n
-from kit.grading import gradebook, kernel_shim, sandbox
+from kit.grading import gradebook, kernel_shim, sandbox, students
 from kit.grading.submissions import (ANY_CHECK, CHECK_CALL, COURSE,
                                      CannotGrade, course_notebook,
                                      exercises_in,
@@ -672,6 +672,7 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
         if main_thread:
             for number, handler in previous.items():
                 signal.signal(number, handler)
+    students.name_students(cards)  # each card's "student", for --json
     summary = gradebook.summarise(cards)
     if not as_json:  # beside the report, not in it: --json has a field
         print(isolation(), file=sys.stderr)

@@ -7,9 +7,10 @@ Everything here reads the cards `kit.grading.grade` makes, one per submission:
 
 Every report counts the same way: a submission is "graded" when each of
 its exercises has a verdict; one whose run stopped early (a dead kernel, a
-time limit) keeps the verdicts it got, shows its error beside them, and its
+time limit) keeps the verdicts it got, shows its error with them, and its
 other exercises are "crashed"; one that could not be read at all is "not
-graded".
+graded". The page has a row per student, the CSV and JSON a "student"
+field (kit.grading.students says whose each file is).
 Files are written whole or not at all (a temporary file, then a rename).
 """
 
@@ -24,6 +25,7 @@ from html import escape
 from pathlib import Path, PurePath
 
 from kit import i18n
+from kit.grading import students
 from kit.grading.report_text import chart_font, say, status
 
 # every status a row may have, in the order the reports show them
@@ -38,8 +40,8 @@ CSS = {"passed": "passed", "failed": "failed", "crashed": "crashed",
        "not attempted": "not-attempted", "not graded": "not-graded"}
 # the exercises table: failures first, what it is sorted by
 COLUMNS = ("failed", "passed", "crashed", "not attempted", "not graded")
-CSV_COLUMNS = ["submission", "notebook", "exercise", "stars", "status",
-               "mistake", "attempts", "message", "error"]
+CSV_COLUMNS = ["student", "submission", "notebook", "exercise", "stars",
+               "status", "mistake", "attempts", "message", "error"]
 
 
 # ------------------------------------------------- what a submission wrote
@@ -184,8 +186,9 @@ def class_summary(cards, summary):
 
 def csv_rows(cards):
     """One row per submission × exercise (one row for an empty submission)."""
-    for card in cards:
-        common = {"submission": card["submission"],
+    for card in students.name_students(cards):
+        common = {"student": card["student"],
+                  "submission": card["submission"],
                   "notebook": card["notebook"], "error": card["error"] or ""}
         for row in card["exercises"]:
             yield {**common, "exercise": row["id"],
@@ -244,7 +247,11 @@ td.not-attempted { background: #f7f7f7; }
 td.crashed { background: #f9dcc4; }
 td.not-graded, td.error { background: #fcf8e3; }
 .muted { color: #777; }
-table.students td, td:first-child { white-space: nowrap; }
+td:first-child { white-space: nowrap; }
+table.students tr.said td { white-space: normal; color: #444;
+  font-size: 0.9em; border-top: none; padding-bottom: 0.6em; }
+table.students th { vertical-align: bottom; }
+th { white-space: nowrap; } th.id { white-space: normal; }
 """
 
 
@@ -297,23 +304,67 @@ def _mistakes_table(cards):
                    for (e, m), n in counts.most_common()])
 
 
-def _student_row(card, ids, name):
-    by_id = {row["id"]: row for row in card["exercises"]}
-    cells = [_cell(name), _cell(f"{card['passed']}/{card['total']}"
-                                if by_id else "–")]
-    for exercise_id in ids:
-        row = by_id.get(exercise_id)
-        if row is None:
-            cells.append(_cell(""))
-            continue
-        text = PAGE_MARKS.get(row["status"], "?") + (
-            f" {row['mistake']}" if row["mistake"] else "")
-        cells.append(_cell(text, CSS.get(row["status"], "not-graded"),
-                           f"{attempts(row['attempts'])}: "
-                           f"{row['message']}"))
-    cells.append(_cell(card["error"] or "", "error" if card["error"]
-                       else None))
-    return cells
+def _breakable(text):
+    """Escaped, with a line break allowed after each _ and : (ids are long
+    words: dpo_compute_loss, property:labelled_first_position)."""
+    return escape(str(text)).replace("_", "_<wbr>").replace(":", ":<wbr>")
+
+
+def _students_table(cards):
+    """One row per student (kit.grading.students), a column per exercise
+    under its notebook, and under each row what the checkers said."""
+    notebooks = students.columns(cards)
+    ids = [i for _, theirs in notebooks for i in theirs]
+    head = ("<tr>" + "".join(f'<th rowspan="2">{escape(say(word))}</th>'
+                             for word in ("student", "score_column"))
+            + "".join(f'<th class="id" colspan="{len(theirs)}">'
+                      f"{_breakable(notebook)}</th>"
+                      for notebook, theirs in notebooks)
+            + "</tr><tr>" + "".join(f'<th class="id">{_breakable(i)}</th>'
+                                    for i in ids)
+            + "</tr>")
+    body = []
+    for name, theirs in students.rows(cards):
+        by_id = {row["id"]: row for card in theirs
+                 for row in card["exercises"]}
+        passed = sum(card["passed"] for card in theirs)
+        total = sum(card["total"] for card in theirs)
+        files = ", ".join(card["submission"] for card in theirs)
+        cells = [f'<td title="{escape(files)}">{escape(name)}</td>',
+                 _cell(f"{passed}/{total}" if total else "–")]
+        for exercise_id in ids:
+            row = by_id.get(exercise_id)
+            if row is None:
+                cells.append(_cell(""))
+                continue
+            text = _breakable(PAGE_MARKS.get(row["status"], "?") + (
+                f" {row['mistake']}" if row["mistake"] else ""))
+            title = escape(f"{attempts(row['attempts'])}: {row['message']}")
+            cells.append(f'<td class="{CSS.get(row["status"], "not-graded")}'
+                         f'" title="{title}">{text}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+        said = _said(theirs)
+        if said:
+            body.append(f'<tr class="said"><td colspan="{len(ids) + 2}">'
+                        f"{said}</td></tr>")
+    return f'<table class="students">{head}{"".join(body)}</table>'
+
+
+def _said(cards):
+    """What the checkers said of a student's failed and crashed exercises,
+    and why a file stopped, one line each: on the page, not in a tooltip."""
+    lines = []
+    for card in cards:
+        for row in card["exercises"]:
+            if row["status"] in ("failed", "crashed") and row["message"] \
+                    and row["message"] != card["error"]:
+                lines.append(f"{PAGE_MARKS[row['status']]} "
+                             f"<b>{escape(row['id'])}</b>: "
+                             f"{escape(row['message'])}")
+        if card["error"]:
+            lines.append(f"<b>{escape(PurePath(card['submission']).name)}"
+                         f"</b>: {escape(card['error'])}")
+    return "".join(f"<div>{line}</div>" for line in lines)
 
 
 def html_page(cards, summary, isolation=""):
@@ -335,23 +386,9 @@ def html_page(cards, summary, isolation=""):
         parts.append(_chart(summary))
     parts.append(f"<h2>{escape(say('named_mistakes'))}</h2>"
                  + _mistakes_table(cards))
-    ids = [line["id"] for line in summary]
-    # the lowest share passed first (3/4 above 3/3), then by name
-    students = sorted(cards, key=lambda c: (
-        c["passed"] / c["total"] if c["total"] else 0, c["submission"]))
-    # alice/03.ipynb, bob/03.ipynb: the folder alone tells them apart
-    files = {PurePath(card["submission"]).name for card in cards}
-    same_file = files.pop() if len(files) == 1 and len(cards) > 1 else None
-    rows = [_student_row(card, ids, str(PurePath(card["submission"]).parent)
-                         if same_file else card["submission"])
-            for card in students]
-    common = say("each_file", file=same_file) if same_file else ""
     legend = escape(say("legend"), quote=False)
-    parts.append(
-        f"<h2>{escape(say('students') + common)}</h2>"
-        f"<p class=\"muted\">{legend}</p>" + _table(
-            [say("submission"), say("score_column")] + ids
-            + [say("error")], rows, "students"))
+    parts.append(f"<h2>{escape(say('students'))}</h2>"
+                 f"<p class=\"muted\">{legend}</p>" + _students_table(cards))
     # lang: a browser picks the Japanese forms of the CJK characters
     return (f"<!DOCTYPE html><html lang=\"{i18n.language()}\"><head>"
             "<meta charset=\"utf-8\">"

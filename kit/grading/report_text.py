@@ -49,13 +49,13 @@ REPORT = {"en": {
     "submissions": "submissions",
     "what_it_is": "what it is",
     "students": "Students",
-    "each_file": " (each {file})",
-    "legend": "✓ passed, ✗ failed (with the named mistake), ! crashed (its "
-              "code raised, or the run stopped), – not attempted, ? not "
-              "graded; hover a cell for the checker's message.",
-    "submission": "submission",
+    "legend": "One row per student: their files in one folder, or named "
+              "alike but for the notebook (alice_01…, alice_03…). ✓ passed, "
+              "✗ failed (with the named mistake), ! crashed (its code "
+              "raised, or the run stopped), – not attempted, ? not graded; "
+              "under each row, what the checkers said.",
+    "student": "student",
     "score_column": "score",
-    "error": "error",
     # kit.grading.grade: why a run or a file could not be graded
     "no_such_path": "no such notebook or folder: {path}",
     "empty_path": "an empty path (an unset variable?): name a notebook or "
@@ -134,14 +134,14 @@ REPORT = {"en": {
     "submissions": "提出数",
     "what_it_is": "内容",
     "students": "受講者",
-    "each_file": " (いずれも {file})",
-    "legend": "✓ 合格, ✗ 不合格 (名前の付いた間違いとともに), ! エラーで停止 "
-              "(コードがエラーを出したか、実行が止まった), – 未着手, ? 採点"
-              "不能。セルにカーソルを合わせるとチェッカーのメッセージが出"
-              "ます。",
-    "submission": "提出",
+    "legend": "1 行が受講者 1 人分です (同じフォルダーのファイル、または"
+              "ノートブック名以外が同じ名前のファイル: alice_01…、"
+              "alice_03…)。✓ 合格、✗ 不合格 (名前の付いた間違いとともに)、"
+              "! エラーで停止 (コードがエラーを出したか、実行が止まった)、"
+              "– 未着手、? 採点不能。各行の下にチェッカーのメッセージを"
+              "示します。",
+    "student": "受講者",
     "score_column": "得点",
-    "error": "エラー",
     "no_such_path": "そのノートブックもフォルダーもありません: {path}",
     "empty_path": "パスが空です (変数が未設定?): ノートブックかクラスの"
                   "フォルダーを指定してください",
