@@ -8,7 +8,8 @@ every figure. API names, metric keys and symbols (β, ε, G, k, GA) are not
 labels: they stay as the code writes them, in every language.
 
 Japanese terms follow the Japanese transformers docs: 損失 (loss),
-勾配累積 (gradient accumulation), 学習ステップ (training/optimizer step),
+勾配累積 (gradient accumulation), オプティマイザのステップ (optimizer
+step; 学習ステップ is `training_step`, one micro-batch),
 報酬 (reward), 生成 (generation).
 
 `label(key, **fields)` looks a plot label up. `fonts()`, called where a
@@ -104,7 +105,7 @@ PLOTS = {"en": {
                         "(dapo: / {tokens} tokens)",
 }, "ja": {
     "loss": "損失",
-    "optimizer_step": "学習ステップ",
+    "optimizer_step": "オプティマイザのステップ",
     "grpo_loss_note": "GRPO の損失は ≈ 0: アドバンテージはグループ内で"
                       "平均 0",
     "generation_title": "generate(): {calls} 回, {seconds:.2f} 秒",
@@ -159,9 +160,9 @@ PLOTS = {"en": {
     "bench_tokens": "トークン/秒",
     "bench_ratio": "生成/ステップ (k=1 比)",
     "bench_measured": "生成 (実測)",
-    "bench_whole": "学習ステップ全体 (実測)",
+    "bench_whole": "ステップ全体 (実測)",
     "bench_ideal": "生成 (理想 1/k)",
-    "bench_seconds": "学習ステップあたりの秒数",
+    "bench_seconds": "オプティマイザのステップあたりの秒数",
     "bench_cost_title": "ステップあたりのコスト (実行の中央値)",
     "bench_calls_axis": "generate() の呼び出し回数",
     "bench_calls_title": "1 回の実行での generate() の呼び出し",

@@ -72,7 +72,8 @@ def test_the_live_plot_speaks_japanese(ja):
     figure = live.plot_history(HISTORY, metrics="reward", title="GRPO")
     loss_ax = figure.axes[0]
     assert loss_ax.get_title() == "損失"
-    assert loss_ax.get_xlabel() == "学習ステップ"
+    # the optimizer step, as in English: 学習ステップ is training_step
+    assert loss_ax.get_xlabel() == "オプティマイザのステップ"
     assert "GRPO の損失" in loss_ax.texts[0].get_text()  # the ≈ 0 note
     assert figure.axes[2].get_title() == "generate(): 2 回, 0.80 秒"
     assert live.progress(1, 4, 3.0) == "ステップ 1 / 4 · 経過 0:03 · 残り 0:09"

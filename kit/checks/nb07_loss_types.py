@@ -249,12 +249,13 @@ DAPO_LOSS_WORDS = {
                "you divided by this micro-batch's active tokens: that is "
                "\"bnpo\"; a micro-batch with few tokens then weighs as much "
                "as one with many",
-               "divide by num_items_in_batch, the step's count"),
+               "divide by num_items_in_batch, the step's token count"),
         "ja": ("マイクロバッチごとに正規化 (bnpo)",
                "このマイクロバッチの有効なトークン数で割りました: それは "
                "\"bnpo\" で、トークンの少ないマイクロバッチが多いものと同じ重"
                "みになります",
-               "ステップの数である num_items_in_batch で割ってください")},
+               "このステップのトークン数である num_items_in_batch で割ってくだ"
+               "さい")},
     "per_sequence_mean": {
         "en": ("per-sequence mean (grpo)",
                "each completion's tokens were averaged first: that is "
