@@ -66,20 +66,18 @@ def _report(ours, theirs, what):
     try:
         ours = float(ours)
     except (TypeError, ValueError, RuntimeError):
-        print(f"❌ your {what} returned {type(ours).__name__}, not one "
-              "number (a 0-d tensor): it must return the batch's loss")
+        print(say("trl_not_a_number", what=what, kind=type(ours).__name__))
         if os.environ.get("KIT_STRICT") == "1":
             raise AssertionError(f"{what}: returned {ours!r}") from None
         return None
     theirs = float(theirs)
     difference = abs(ours - theirs)
-    print(f"your {what}: {ours:.8f}   TRL's: {theirs:.8f}   "
-          f"difference: {difference:.1e}")
+    print(say("trl_losses", what=what, ours=ours, theirs=theirs,
+              difference=difference))
     if difference <= TOLERANCE:
-        print("✅ the same loss as TRL's, to within 1e-6")
+        print(say("trl_same", tolerance=TOLERANCE))
     else:
-        print(f"❌ more than {TOLERANCE:g} apart: your {what} computes "
-              "something else than TRL's on the same batch")
+        print(say("trl_apart", tolerance=TOLERANCE, what=what))
         if os.environ.get("KIT_STRICT") == "1":
             raise AssertionError(f"{what}: {ours} vs TRL's {theirs}")
     return ours, theirs, difference

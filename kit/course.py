@@ -173,6 +173,9 @@ def setup_notebook(seed=0, lang="en", notebook=None, solved=False):
 def expect(claim, holds, seen):
     """A notebook's claim about its own run, checked where the run happens.
 
+    `claim` is the condition written as code ("losses[-1] < losses[0] / 2"),
+    so a learner reads it the same in every language.
+
     The solution notebooks run under KIT_STRICT=1 in `make test`, so a
     course run that stops learning fails there, without training it a
     second time in a unit test. A learner (no KIT_STRICT) gets one line
@@ -180,12 +183,11 @@ def expect(claim, holds, seen):
     """
     if holds:
         return
-    message = f"expected {claim}; saw {seen}"
     if os.environ.get("KIT_STRICT") == "1":
-        raise AssertionError(message)
+        raise AssertionError(f"expected {claim}; saw {seen}")
     if _exercises_left():
         return  # the run was never the learner's: check() has said why
-    print(f"⚠️  {message}: compare your code with the solution.")
+    print(say("expected", claim=claim, seen=seen))
 
 
 def _exercises_left():

@@ -101,8 +101,8 @@ def probe_report():
     still calls them (kit.private_methods.probe). Return the problems."""
     from kit.private_methods import probe
     skipped = probe()
-    print(f"probe         two GRPO steps, saved and resumed: "
-          f"{'PROBLEM, see below' if skipped else 'every override reached'}")
+    print(f"probe         GRPO, 2 steps, saved, resumed: "
+          f"{'PROBLEM, see below' if skipped else 'ok'}")
     return skipped
 
 

@@ -122,8 +122,8 @@ PLOTS = {"en": {
     "no_runs": "まだ実行がありません",
     "ga_mean": "平均 ÷ GA: ×{size:.2f}, ずれ {off:.0%}",
     "ga_exact": "合計 / num_items_in_batch: ずれ {off:.0%}",
-    "ga_big": "1 つの大きなバッチ: 各 1/N",
-    "ga_xlabel": "ラベル付きトークン (r = 行, 色 = マイクロバッチ)",
+    "ga_big": "1 つの大きなバッチ：各 1/N",
+    "ga_xlabel": "ラベル付きトークン (r = 行、色 = マイクロバッチ)",
     "ga_ylabel": "勾配での重み",
     "ga_title": "マイクロバッチ {split}: 勾配累積で各トークンが占める"
                 "割合 (N = {n})",
@@ -144,7 +144,7 @@ PLOTS = {"en": {
                       "per_device_train_batch_size × k = {rows} 行 "
                       "(色 = プロンプト, 1 行に G 個)",
     "sampler_title": "generate の呼び出し = N·GA/k = {N}·{GA}/{k} → "
-                     "{calls}; 枠: 各マイクロステップが学習するスライス",
+                     "{calls}; 枠：各マイクロステップが学習するスライス",
     "clip_band": "[1 − ε, 1 + ε], ε = {epsilon:g}",
     "clip_unclipped": "−ρA (クリップなし)",
     "clip_loss": "−min(ρA, clip(ρ)A)",
@@ -199,8 +199,29 @@ NOTEBOOK = {"en": {
                      "(exercise {number}, {id}): it shows once yours passes",
     "no_font": "Japanese labels need a Japanese font: "
                "pip install matplotlib-fontja",
+    # notebook 01's gradient comparison: accumulated vs one big batch
+    "ga_exact": "the big batch's gradient: exact under accumulation",
+    "ga_mean_trap": "×{ratio:.2f} the big batch's: the mean-loss trap "
+                    "(nobody divided by the 2 accumulation steps)",
+    "ga_close": "×{ratio:.2f} the big batch's and {off:.0%} off in "
+                "direction: close, not equal",
+    # notebook 06 offline, where it would train a Hub model
+    "offline_hub_run": "Offline: the toy world above stands in for the real "
+                       "model. Online (e.g. on Colab), this cell trains "
+                       "HuggingFaceTB/SmolLM2-135M-Instruct on GSM8K.",
+    # kit.course.expect: a claim is the condition, written as code
+    "expected": "⚠️  expected {claim}; saw {seen}: compare your code with "
+                "the solution.",
+    # kit.beside_trl: a learner's loss beside TRL's on one batch
+    "trl_not_a_number": "❌ your {what} returned {kind}, not one number (a "
+                        "0-d tensor): it must return the batch's loss",
+    "trl_losses": "your {what}: {ours:.8f}   TRL's: {theirs:.8f}   "
+                  "difference: {difference:.1e}",
+    "trl_same": "✅ the same loss as TRL's, to within {tolerance:g}",
+    "trl_apart": "❌ more than {tolerance:g} apart: your {what} computes "
+                 "something else than TRL's on the same batch",
 }, "ja": {
-    "not_done_yet": "⏸  まだ終わっていません: このセルが使う演習は、まだ "
+    "not_done_yet": "⏸  まだ終わっていません。このセルが使う演習は、まだ "
                     "NotImplementedError を送出します。演習を書いてその"
                     "セルを実行し、それからこのセルをもう一度実行して"
                     "ください。",
@@ -215,6 +236,26 @@ NOTEBOOK = {"en": {
                      "で書くコードです。書いた答えが合格すると表示されます",
     "no_font": "日本語のラベルには日本語フォントが必要です: "
                "pip install matplotlib-fontja",
+    "ga_exact": "1 つの大きなバッチと同じ勾配です。勾配累積でも厳密に"
+                "一致します",
+    "ga_mean_trap": "大きなバッチの ×{ratio:.2f} です。平均損失の落とし穴"
+                    "です（2 回の累積ステップで割った人がいません）",
+    "ga_close": "大きなバッチの ×{ratio:.2f} で、向きが {off:.0%} ずれて"
+                "います。近いものの、同じではありません",
+    "offline_hub_run": "オフラインなので、上のトイ問題が実際のモデルの代わり"
+                       "です。オンライン（Colab など）では、このセルは "
+                       "HuggingFaceTB/SmolLM2-135M-Instruct を GSM8K で学習"
+                       "します。",
+    "expected": "⚠️  {claim} のはずが、実際は {seen} でした。解答と見比べて"
+                "ください。",
+    "trl_not_a_number": "❌ {what} が返したのは {kind} で、数 1 つ（0 次元の"
+                        "テンソル）ではありません。バッチの損失を返してくだ"
+                        "さい",
+    "trl_losses": "{what}: {ours:.8f}   TRL: {theirs:.8f}   "
+                  "差: {difference:.1e}",
+    "trl_same": "✅ TRL と同じ損失です（差は {tolerance:g} 以内）",
+    "trl_apart": "❌ 差が {tolerance:g} を超えています。{what} は同じバッチ"
+                 "で TRL と違うものを計算しています",
 }}
 
 TABLES = {"PLOTS": PLOTS, "NOTEBOOK": NOTEBOOK}

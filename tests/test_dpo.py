@@ -354,11 +354,12 @@ def test_notebook_03_checks_what_its_run_learns():
     runs the solution under KIT_STRICT=1, so they fail there, and no unit
     test trains the same 150 steps again."""
     claims = notebooks.expectations("03_dpo_compute_loss")
+    # each claim is its condition, as code: the same in both languages
     assert [claim for claim, _ in claims] == [
-        "the training loss to halve", "evaluations from step 0 to the last",
-        "a held-out rewards/margins above 1",
-        "held-out rewards/accuracies of 0.75 or more",
-        "greedy accuracy not to fall"]
+        "losses[-1] < losses[0] / 2",
+        "evals[0] == 0 and evals[-1] == max_steps",
+        "eval_rewards/margins > 1", "eval_rewards/accuracies >= 0.75",
+        "accuracy_after >= accuracy_before"]
     cells = json.loads((paths.SOLUTIONS / "03_dpo_compute_loss.ipynb")
                        .read_text())["cells"]
     trained = next(index for index, cell in enumerate(cells)

@@ -104,7 +104,7 @@ def test_hint_and_solution_speak_japanese(ja, capsys):
     checks.solution("causal_lm_loss")
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("ヒント 1/4: 位置 t はトークン t+1 を予測します")
-    assert out[1] == "# causal_lm_loss の解答: 演習のセルに貼り付けてください"
+    assert out[1] == "# causal_lm_loss の解答：演習のセルに貼り付けてください"
     assert "def causal_lm_loss" in "\n".join(out[2:])
 
 

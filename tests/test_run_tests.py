@@ -156,7 +156,34 @@ def test_every_notebook_runs_in_both_languages_across_two_suites():
 def test_the_notebook_suites_use_warm_kernels():
     for name in ("solutions", "learners"):
         command = run_tests.SUITES[name][1]
-        assert command[3:6] == ["-p", "tools.warm_kernels", "--nbval-lax"]
+        assert command[3:8] == ["-p", "tools.warm_kernels", "-p",
+                                "tools.japanese_outputs", "--nbval-lax"]
+
+
+def test_a_japanese_notebook_that_prints_english_fails(tmp_path):
+    """tools.japanese_outputs: a cell of a copy under notebooks/ja/ that
+    prints an English sentence fails; names, numbers, Japanese, the
+    source show() displays and English copies pass."""
+    import os
+    import subprocess
+    folder = tmp_path / "notebooks" / "ja"
+    folder.mkdir(parents=True)
+    cells = ["print('the loss fell, the margin rose')",
+             "print(f'損失: {0.5:.2f}、loss_type=\\'sigmoid\\'、"
+             "rewards/margins 1.2')",
+             "def show(x): print('the source of a function')\nshow(1)"]
+    ja = notebook(folder / "ja.ipynb", *cells)
+    en = notebook(tmp_path / "en.ipynb", *cells)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tools.japanese_outputs",
+         "--nbval-lax", "-q", "-p", "no:cacheprovider", ja, en],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "OMP_NUM_THREADS": "1",
+             "KIT_WARM_KERNELS": "0"})
+    out = re.sub(r"\x1b\[[0-9;]*m", "", run.stdout)
+    assert "1 failed, 5 passed" in out, out
+    assert "English in a Japanese notebook's output" in out
+    assert "['the loss fell', 'the margin rose']" in out
 
 
 def notebook(path, *cells):

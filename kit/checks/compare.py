@@ -162,7 +162,13 @@ def default_judge(candidate, seen, expected):
     verdict = "exact"
     for name, wanted in expected.items():
         verdict = judge_value(name, seen.get(name), wanted, verdict)
-    return verdict
+    return agreement(verdict)
+
+
+def agreement(verdict):
+    """A verdict as the learner reads it: "exact" (the code's word) in the
+    kit's language; "close" already is (compare.close)."""
+    return text(MESSAGES, "agree.exact") if verdict == "exact" else verdict
 
 
 def judge_value(name, actual, wanted, verdict="exact"):

@@ -20,6 +20,8 @@ MESSAGES = {"en": {
 
     # --------------------------------------------- what evaluate() says
     "matches": "matches the reference",
+    # a right answer that agreed bit for bit (kit.checks.compare.agreement)
+    "agree.exact": "exact",
     "stub": "replace the `raise NotImplementedError` with your code",
     "still the stub": "still the stub: {stub}",
     "time limit":
@@ -116,8 +118,8 @@ MESSAGES = {"en": {
 }, "ja": {
     # The Japanese half, in the English half's order (a test holds it).
     # Terms as README.ja.md's glossary (from the Japanese transformers
-    # docs): 損失, 勾配累積, マイクロバッチ, コールバック, 補完, 方策,
-    # 参照モデル, 対数確率; code, API names and the {fields} stay as in
+    # docs): 損失、勾配累積、マイクロバッチ、コールバック、補完、方策,
+    # 参照モデル、対数確率; code, API names and the {fields} stay as in
     # English. A new line: its English above, then the same key here with
     # the same {fields}; tests/test_i18n.py fails until both are there.
     "verdict.passed": "✅ 合格",
@@ -127,6 +129,7 @@ MESSAGES = {"en": {
     "note": "ℹ️  注: {note}",
     "help": "   {line}",
     "matches": "参照実装と一致します",
+    "agree.exact": "完全に一致",
     "stub": "`raise NotImplementedError` をあなたのコードに置き換えてください",
     "still the stub": "まだスタブのままです: {stub}",
     "time limit":
@@ -139,25 +142,25 @@ MESSAGES = {"en": {
         "チェッカー自体が失敗しました ({error}): あなたの解答ではなく kit "
         "のバグです。報告してください",
     "uses.not done":
-        "演習 {number} はまだ終わっていません: この演習のチェックには kit の "
+        "演習 {number} はまだ終わっていません。この演習のチェックには kit の "
         "`{name}` を使います",
     "uses.not passing":
-        "演習 {number} はチェックに合格していません: この演習のチェックには "
+        "演習 {number} はチェックに合格していません。この演習のチェックには "
         "kit の `{name}` を使います",
-    "refused.unknown id": "演習 {id!r} はありません: 演習は {known} です",
+    "refused.unknown id": "演習 {id!r} はありません。演習は {known} です",
     "refused.timeout":
         "check({id!r}, ..., timeout={timeout!r}): timeout "
         "はあなたのコードを実行してよい秒数で、0 より大きい数です (例: "
         "timeout=60)",
     "refused.hint level":
-        "{id} のヒントは {levels} です: レベル {level!r} ではなく "
+        "{id} のヒントは {levels} です。レベル {level!r} ではなく "
         "hint({id!r}, 1) を試してください",
     "refused.unknown id.why": "演習 {id!r} はありません",
     "refused.timeout.why": "timeout={timeout!r}",
     "not checked": "チェックしていません: {why}",
     "refused.strict": "check() が拒否しました: {why}",
     "compare.in place":
-        "あなたの関数が入力 `{name}` をその場で書き換えました: "
+        "あなたの関数が入力 `{name}` をその場で書き換えました。"
         "新しいテンソルで計算してください (x.mul_(m) や x[...] = ... "
         "ではなく x = x * m)。呼び出し側はまだ入力を使います",
     "compare.value": "{name}: あなたの値 {actual!r}, 期待値 {wanted!r}",
@@ -172,13 +175,13 @@ MESSAGES = {"en": {
     "compare.dtype":
         "{name} の dtype は {dtype} ですが、期待されるのは {expected} です",
     "compare.detached":
-        "{name} は勾配を持っていません: 計算グラフから切り離されています "
+        "{name} は勾配を持っていません。計算グラフから切り離されています "
         "(.detach(), .item(), torch.tensor(...) や torch.no_grad())。"
         "これでは学習できません",
     "facts.raised": "あなたの {what} が {error} を送出しました",
     "compare.close": "ほぼ一致 (最大の差 {difference:.1e})",
     "compare.differs":
-        "{name} が参照実装と異なります: 最大の差 {difference:.3g} "
+        "{name} が参照実装と異なります。最大の差 {difference:.3g} "
         "(あなたの値 {actual}, 期待値 {expected})",
     "kind.start": "check({id!r}, ...) が受け取るのは ",
     "kind.class": "{base} のサブクラス (クラス) です",
@@ -196,25 +199,25 @@ MESSAGES = {"en": {
     "kind.the function": "関数 {name}",
     "hint.line": "ヒント {level}/{count}: {text}",
     "hint.named": "ヒント: {text}",
-    "solution.header": "# {id} の解答: 演習のセルに貼り付けてください",
+    "solution.header": "# {id} の解答：演習のセルに貼り付けてください",
     "symptom.detached":
-        "結果が勾配を持っていません: 入力から torch の演算で作り、途中で "
+        "結果が勾配を持っていません。入力から torch の演算で作り、途中で "
         ".detach(), .item(), torch.tensor(...) や torch.no_grad() "
         "を使わないでください (Trainer はこれに .backward() を呼びます)",
     "symptom.shape":
-        "docstring の `Shape:` 行にある形状を返してください: 途中で x.shape "
+        "docstring の `Shape:` 行にある形状を返してください。途中で x.shape "
         "と x.dtype を表示すると、どこで変わるかがわかります",
     "symptom.in_place":
-        "入力は受け取ったままにしてください: 書き換える (x[...] = ..., "
+        "入力は受け取ったままにしてください。書き換える (x[...] = ..., "
         "x.mul_(...)) のではなく、新しいテンソルを作ります (x = "
         "x.masked_fill(m, 0), x = x * m)。呼び出し側がまた使います",
     "symptom.scaled":
-        "異なる箇所ではどこでも参照実装の {factor:.4g} 倍です: "
+        "異なる箇所ではどこでも参照実装の {factor:.4g} 倍です。"
         "それ以外は正しいので、定数倍を探してください (割る数、"
         "平均のはずの合計、余分な係数)",
     "symptom.timeout":
-        "条件が変わらないループか、入力よりはるかに多くの要素を回すループです"
-        ": 小さな入力でループ内を表示して、どちらか確かめてください",
+        "条件が変わらないループか、入力よりはるかに多くの要素を回すループです。"
+        "小さな入力でループ内を表示して、どちらか確かめてください",
     "symptom.crash":
         "エラーの最後の行を読み、小さな入力で手元でコードを実行して、"
         "エラーの出た行の直前で形状を表示してください",

@@ -8,8 +8,9 @@ import torch.nn.functional as F
 from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
 
 from kit import losses, recipes, tasks
-from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
-                                describe_error, gradient, graph_leaves)
+from kit.checks.compare import (Mismatch, Raised, agreement, attempt, call,
+                                compare, describe_error, gradient,
+                                graph_leaves)
 from kit.checks.core import EXERCISES, Mistake, Property, exercise, paused
 from kit.gradients import split
 from kit.i18n import said
@@ -126,10 +127,10 @@ CAUSAL_LM_LOSS_WORDS = {
                "The Trainer calls .backward() on your loss: keep it "
                "attached to the logits, with no .detach(), .item() or "
                "torch.no_grad()."],
-        "ja": ["位置 t はトークン t+1 を予測します: ロジットの最後の位置とラ"
+        "ja": ["位置 t はトークン t+1 を予測します。ロジットの最後の位置とラ"
                "ベルの最初の位置を落としてください。",
                "F.cross_entropy は (N, V) のスコアと (N,) のターゲットを受け"
-               "取ります: 両方を .reshape(-1, V) と .reshape(-1) で平らにして"
+               "取ります。両方を .reshape(-1, V) と .reshape(-1) で平らにして"
                "ください。",
                "ラベルの -100 はそのままにします: ignore_index=-100 がプロン"
                "プトとパディングを飛ばし、既定の reduction='mean' がバッチ全"
@@ -167,7 +168,7 @@ CAUSAL_LM_LOSS_WORDS = {
                "1:]"),
         "ja": ("torch.roll でずらした",
                "torch.roll は各行の最初のラベルを最後の位置へ回り込ませ、その"
-               "位置に行の最初のトークンを予測させます: そのトークンにラベルが"
+               "位置に行の最初のトークンを予測させます。そのトークンにラベルが"
                "ある (プロンプトがない) 行で違います",
                "回さずにスライスします: logits[:, :-1] と labels[:, 1:] を比"
                "べてください")},
@@ -199,9 +200,9 @@ CAUSAL_LM_LOSS_WORDS = {
                "one mean over all labelled tokens of the batch: flatten "
                "first, then F.cross_entropy"),
         "ja": ("系列ごとの平均",
-               "行ごとに平均してから行で平均すると、短い回答のトークンが長い"
-               "回答のトークンより重くなります",
-               "バッチのラベル付きトークン全体で 1 つの平均を取ります: 先に"
+               "行ごとに平均してから行で平均すると、短い補完のトークンが長い"
+               "補完のトークンより重くなります",
+               "バッチのラベル付きトークン全体で 1 つの平均を取ります。先に"
                "平らにしてから F.cross_entropy")},
     "sum_not_divided": {
         "en": ("sum without dividing",
@@ -209,7 +210,7 @@ CAUSAL_LM_LOSS_WORDS = {
                "mean",
                "keep F.cross_entropy's default reduction='mean'"),
         "ja": ("割らずに合計",
-               "合計はトークン数とともに大きくなります: 損失は平均であるべき"
+               "合計はトークン数とともに大きくなります。損失は平均であるべき"
                "です",
                "F.cross_entropy の既定の reduction='mean' のままにしてくだ"
                "さい")},
@@ -232,7 +233,7 @@ CAUSAL_LM_LOSS_WORDS = {
                "the first token, so it is never a target"),
         "ja": ("最初の位置のラベル",
                "どの行もプロンプトで始まる場合は正しく、行の最初のトークンに"
-               "ラベルがあるケース 3 で違います: 最初のトークンを予測する位置"
+               "ラベルがあるケース 3 で違います。最初のトークンを予測する位置"
                "はないので、それがターゲットになることはありません")},
     "property:rows_of_different_lengths": {
         "en": ("rows of different lengths",
@@ -241,7 +242,7 @@ CAUSAL_LM_LOSS_WORDS = {
                "mean over the labelled tokens of the whole batch"),
         "ja": ("長さの違う行",
                "どの行もラベル付きトークンの数が同じケース 4 と 5 では正しく、"
-               "数が行ごとに違うと違います: 損失はバッチ全体のラベル付きトーク"
+               "数が行ごとに違うと違います。損失はバッチ全体のラベル付きトーク"
                "ンでの 1 つの平均です")},
     "property:several_tokens_a_row": {
         "en": ("several labelled tokens a row",
@@ -250,7 +251,7 @@ CAUSAL_LM_LOSS_WORDS = {
                "tokens, not by the number of rows"),
         "ja": ("1 行に複数のラベル付きトークン",
                "各行のラベル付きトークンが 1 つのケース 5 では正しく、それより"
-               "多いと違います: 行の数ではなく、ラベル付きトークンの数で割りま"
+               "多いと違います。行の数ではなく、ラベル付きトークンの数で割りま"
                "す")},
 }
 
@@ -414,7 +415,7 @@ COMPUTE_LOSS_WORDS = {
                "損失だけを返すか、return_outputs が True のときは (loss, "
                "outputs) を返します: evaluate() は両方を求めます。",
                "num_items_in_batch は勾配累積したバッチ全体のトークン数、また"
-               "は None (評価時) です: 平均なら無視してかまいません。合計は、"
+               "は None (評価時) です。平均なら無視してかまいません。合計は、"
                "与えられたときだけそれで割り、ほかの数では割りません (すでに"
                "すべてのマイクロバッチにわたります)。",
                "Trainer は損失に .backward() を呼びます: autograd を有効に"
@@ -488,7 +489,7 @@ COMPUTE_LOSS_WORDS = {
                "(evaluation, any call outside training): then take the mean"),
         "ja": ("num_items_in_batch=None",
                "num_items_in_batch が与えられたときは正しく、None のとき (評"
-               "価時、学習以外の呼び出し) に違います: そのときは平均を取りま"
+               "価時、学習以外の呼び出し) に違います。そのときは平均を取りま"
                "す")},
     "property:num_items_in_batch_given": {
         "en": ("num_items_in_batch given",
@@ -497,7 +498,7 @@ COMPUTE_LOSS_WORDS = {
                "by nothing else"),
         "ja": ("num_items_in_batch が与えられたとき",
                "num_items_in_batch が None のときは正しく、学習がそれを与える"
-               "と (GA = 1 と 2) 違います: 合計した損失はそれだけで割ります")},
+               "と (GA = 1 と 2) 違います。合計した損失はそれだけで割ります")},
     "property:return_outputs": {
         "en": ("return_outputs=True",
                "right when training asks for the loss alone, wrong when "
@@ -518,7 +519,7 @@ COMPUTE_LOSS_WORDS = {
     "judge.ahead": {
         "en": "{verdict}, and it honours num_items_in_batch: a step ahead of "
               "this exercise",
-        "ja": "{verdict}。さらに num_items_in_batch にも従っています: この演"
+        "ja": "{verdict}。さらに num_items_in_batch にも従っています。この演"
               "習の一歩先です"},
     "judge.tuple": {
         "en": "with return_outputs=False, return the loss alone, not a tuple "
@@ -595,7 +596,7 @@ def _judge_compute_loss(seen, expected):
     the sum divided by num_items_in_batch (a step ahead: CausalLMTrainer)."""
     try:
         return said(COMPUTE_LOSS_WORDS["judge.passed"],
-                    verdict=_against(seen, expected))
+                    verdict=agreement(_against(seen, expected)))
     except Mismatch as as_a_mean:
         with paused():
             ahead = EXERCISES["compute_loss"].seen(CausalLMTrainer)
@@ -604,7 +605,8 @@ def _judge_compute_loss(seen, expected):
         except Mismatch as as_a_sum:
             # say what is wrong with the version it got further with
             raise max(as_a_mean, as_a_sum, key=lambda m: m.checked)
-        return said(COMPUTE_LOSS_WORDS["judge.ahead"], verdict=verdict)
+        return said(COMPUTE_LOSS_WORDS["judge.ahead"],
+                    verdict=agreement(verdict))
 
 
 def _against(seen, wanted):

@@ -164,7 +164,7 @@ STOP_CALLBACK_WORDS = {
                "training must be told to stop"),
         "ja": ("目標を下回るログ",
                "損失が目標を上回るあいだは正しく、損失 (0.8) が目標 (1.0) を下"
-               "回るログで違います: そこで学習に停止を伝えます")},
+               "回るログで違います。そこで学習に停止を伝えます")},
     "property:logs_above_the_target": {
         "en": ("logs above the target",
                "right where the loss falls below the target, wrong on logs "
@@ -190,7 +190,7 @@ STOP_CALLBACK_WORDS = {
     "judge.epoch": {
         "en": "after the log {log} it set should_epoch_stop: that does not "
               "stop training",
-        "ja": "ログ {log} のあと should_epoch_stop を設定しました: これでは"
+        "ja": "ログ {log} のあと should_epoch_stop を設定しました。これでは"
               "学習は止まりません"},
     "judge.stopped": {
         "en": "with target 1.0 it stopped after the log {log}",
@@ -320,7 +320,7 @@ CALLBACK_OR_SUBCLASS_WORDS = {
                "must it change *what* the loop computes?",
                "Callbacks get the state and may set control flags; they "
                "never see the loss tensor or the batch before it is used."],
-        "ja": ["こう問いましょう: その依頼はループ (いつ) を *見る* だけでよ"
+        "ja": ["こう問いましょう：その依頼はループ (いつ) を *見る* だけでよ"
                "いのか、ループが *何を* 計算するかを変えなければならないのか?",
                "コールバックは状態を受け取り、制御フラグを設定できます。損"
                "失のテンソルや、使われる前のバッチを見ることはありません。"]},
@@ -331,7 +331,7 @@ CALLBACK_OR_SUBCLASS_WORDS = {
     "judge.undecided": {
         "en": "{count} requests still undecided, e.g. {first!r} (yours: "
               "{yours!r}): answer 'callback' or 'subclass'",
-        "ja": "{count} 件の依頼がまだ未回答です。例: {first!r} (あなたの答"
+        "ja": "{count} 件の依頼にまだ答えていません。例: {first!r} (あなたの答"
               "え: {yours!r}): 'callback' か 'subclass' で答えてください"},
     "judge.wrong": {
         "en": "{count} of {of} wrong, e.g. {first!r} is a {answer}: {why}",

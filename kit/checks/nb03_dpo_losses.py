@@ -6,8 +6,8 @@ import torch
 import torch.nn.functional as F
 
 from kit import losses
-from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
-                                describe_error, same)
+from kit.checks.compare import (Mismatch, Raised, agreement, attempt, call,
+                                compare, describe_error, same)
 from kit.checks.core import Mistake, Property, exercise
 from kit.checks.messages import MESSAGES
 from kit.i18n import said, text
@@ -106,7 +106,7 @@ SEQUENCE_LOGPS_WORDS = {
         "ja": ["言語モデルの損失と同じずらし方です: logits[:, :-1] がトークン"
                " input_ids[:, 1:] を採点し、マスクも合わせます: "
                "completion_mask[:, 1:]。",
-               "対数のまま計算します: 語彙について log_softmax を取り"
+               "対数のまま計算します。語彙について log_softmax を取り"
                "、.gather(-1, targets.unsqueeze(-1)).squeeze(-1) で各トークン"
                "の対数確率を選びます。60 個の確率の積は 0 にアンダーフローし"
                "ますが、その対数の和はしません。",
@@ -162,7 +162,7 @@ SEQUENCE_LOGPS_WORDS = {
                "(token_logps * mask).sum(-1)"),
         "ja": ("積の対数",
                "長い補完の確率を掛け合わせると float32 で表せないほど小さくな"
-               "ります: 積は 0、その対数は -inf です",
+               "ります。積は 0、その対数は -inf です",
                "代わりに対数確率を足します: log_softmax, gather, そして "
                "(token_logps * mask).sum(-1)")},
     "detached": {
@@ -175,7 +175,7 @@ SEQUENCE_LOGPS_WORDS = {
         "ja": ("切り離された対数確率",
                "torch.no_grad() の下で計算した (または .detach() した) 対数確"
                "率は勾配を持たず、DPO はそれで方策を学習できません",
-               "no_grad / .detach() をやめてください: 勾配なしで実行するの"
+               "no_grad / .detach() をやめてください。勾配なしで実行するの"
                "は compute_loss の中の参照モデルだけです")},
     "property:completions_from_position_0": {
         "en": ("a completion from position 0",
@@ -184,7 +184,7 @@ SEQUENCE_LOGPS_WORDS = {
                "so the shifted mask, completion_mask[:, 1:], leaves it out"),
         "ja": ("位置 0 から始まる補完",
                "プロンプトが先にあるときは正しく、補完が位置 0 から始まると違"
-               "います: 最初のトークンを予測する位置はないので、ずらしたマスク "
+               "います。最初のトークンを予測する位置はないので、ずらしたマスク "
                "completion_mask[:, 1:] はそれを含めません")},
     "property:long_completions": {
         "en": ("long completions",
@@ -192,7 +192,7 @@ SEQUENCE_LOGPS_WORDS = {
                "of many probabilities underflows to 0 in float32, a sum of "
                "log-probs does not"),
         "ja": ("長い補完",
-               "短い補完では正しく、長い補完で違います: 多数の確率の積は "
+               "短い補完では正しく、長い補完で違います。多数の確率の積は "
                "float32 では 0 にアンダーフローしますが、対数確率の和はしま"
                "せん")},
     "property:completions_of_different_lengths": {
@@ -201,7 +201,7 @@ SEQUENCE_LOGPS_WORDS = {
                "they differ: a sequence's log-prob is the sum over its own "
                "tokens, with no mean and no rescaling"),
         "ja": ("長さの違う補完",
-               "どの補完もトークン数が同じときは正しく、違うと違います: 系列の"
+               "どの補完もトークン数が同じときは正しく、違うと違います。系列の"
                "対数確率は自分のトークンでの和で、平均も伸縮もしません")},
     "property:gradient": {
         "en": ("the gradient",
@@ -383,7 +383,7 @@ def _judge_pair_loss(candidate, seen, expected):
             raise Mismatch(said(DPO_LOSS_WORDS["judge.no gradient"]))
         if not out["rewards detached"]:
             raise Mismatch(said(DPO_LOSS_WORDS["judge.rewards"]))
-    return said(DPO_LOSS_WORDS["judge.passed"], verdict=verdict)
+    return said(DPO_LOSS_WORDS["judge.passed"], verdict=agreement(verdict))
 
 
 # What dpo_loss's checker says, English beside Japanese: its hint ladder
@@ -407,7 +407,7 @@ DPO_LOSS_WORDS = {
         "ja": ["まず対数比: chosen は π_c − ref_c、rejected は π_r − ref_r。"
                "方策をつなぎ止めるのは参照モデルです。",
                "マージンは chosen から rejected を引いたもの: (π_c − ref_c) "
-               "− (π_r − ref_r)。逆にすると、方策は rejected の回答を好むよう"
+               "− (π_r − ref_r)。逆にすると、方策は rejected の補完を好むよう"
                "に学習します。",
                "β はマージン全体に掛けます: β · (chosen − rejected)。公開され"
                "たスニペットは chosen の側にだけ掛けています。",
@@ -451,7 +451,7 @@ DPO_LOSS_WORDS = {
                "logging)",
                "return the losses as computed; .detach() only the rewards"),
         "ja": ("損失を切り離した",
-               "Trainer が .backward() を呼ぶのは損失です: 切り離すと勾配を持"
+               "Trainer が .backward() を呼ぶのは損失です。切り離すと勾配を持"
                "ちません (ログ用なのは報酬だけです)",
                "損失は計算したまま返し、.detach() するのは報酬だけにしてく"
                "ださい")},
@@ -470,7 +470,7 @@ DPO_LOSS_WORDS = {
                "anchors the policy",
                "subtract ref_chosen_logps and ref_rejected_logps first"),
         "ja": ("参照モデルがない",
-               "対数比は π − ref です: 参照モデルがないと、方策をつなぎ止める"
+               "対数比は π − ref です。参照モデルがないと、方策をつなぎ止める"
                "ものがありません",
                "先に ref_chosen_logps と ref_rejected_logps を引いてくださ"
                "い")},
@@ -480,8 +480,8 @@ DPO_LOSS_WORDS = {
                "then makes the rejected answer more likely",
                "chosen_logratios - rejected_logratios"),
         "ja": ("chosen と rejected が逆",
-               "マージンが rejected から chosen を引いたものになっています: "
-               "損失を最小化すると rejected の回答が出やすくなります",
+               "マージンが rejected から chosen を引いたものになっています。"
+               "損失を最小化すると rejected の補完が出やすくなります",
                "chosen_logratios - rejected_logratios")},
     "sigmoid_not_logsigmoid": {
         "en": ("sigmoid for logsigmoid",
@@ -520,7 +520,7 @@ DPO_LOSS_WORDS = {
     "judge.no gradient": {
         "en": "the losses have no gradient: do not .detach() them (only the "
               "rewards), nor compute them under torch.no_grad()",
-        "ja": "損失が勾配を持っていません: 損失を .detach() したり (するのは"
+        "ja": "損失が勾配を持っていません。損失を .detach() したり (するのは"
               "報酬だけ)、torch.no_grad() の下で計算したりしないでください"},
     "judge.rewards": {
         "en": "the rewards are for logging: .detach() them",
@@ -533,7 +533,7 @@ DPO_LOSS_WORDS = {
                "right at one beta, wrong at the other: scale the margin and "
                "the rewards by the beta argument"),
         "ja": ("beta の決め打ち",
-               "一方の beta では正しく、もう一方で違います: マージンと報酬に"
+               "一方の beta では正しく、もう一方で違います。マージンと報酬に"
                "は引数の beta を掛けます")},
     "property:rewards": {
         "en": ("the rewards",
@@ -541,7 +541,7 @@ DPO_LOSS_WORDS = {
                "beta times its log-ratio, detached, since it is only "
                "logged"),
         "ja": ("報酬",
-               "損失は正しく、報酬が違います: 報酬はそれぞれ beta × 対数比"
+               "損失は正しく、報酬が違います。報酬はそれぞれ beta × 対数比"
                "で、ログに記録するだけなので .detach() します")},
     "property:rejected_side": {
         "en": ("the rejected side",
@@ -603,7 +603,7 @@ DPO_SNIPPET_WORDS = {
         "ja": ["演算子の優先順位: β·a − b では、β は a だけに掛かります。",
                "論文の β·(a − b) を括弧付きで書きます: β はどちらか一方ではな"
                "く差全体に掛かります。",
-               "前のマイナスは残します: 損失は −log σ(β·(a − b)) です。"]},
+               "前のマイナスは残します。損失は −log σ(β·(a − b)) です。"]},
     "published_snippet": {
         "en": ("the published snippet",
                "β·a − b multiplies only the chosen side by β",
@@ -617,7 +617,7 @@ DPO_SNIPPET_WORDS = {
                "snippet's, mirrored",
                "brackets: β · (chosen_scores − rejected_scores)"),
         "ja": ("rejected の側に β",
-               "a − β·b では rejected の側だけが β 倍されます: スニペットと同"
+               "a − β·b では rejected の側だけが β 倍されます。スニペットと同"
                "じ誤りの鏡像です",
                "括弧を付けます: β · (chosen_scores − rejected_scores)")},
     "no_minus": {
@@ -634,7 +634,7 @@ DPO_SNIPPET_WORDS = {
                "right at one beta only, wrong at the others: use the beta "
                "argument, and forgetting it is writing in beta = 1"),
         "ja": ("beta の決め打ち",
-               "1 つの beta でだけ正しく、ほかの値では違います: 引数の beta "
+               "1 つの beta でだけ正しく、ほかの値では違います。引数の beta "
                "を使います。beta を忘れるのは beta = 1 の決め打ちと同じです")},
 }
 

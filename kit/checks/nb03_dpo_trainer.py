@@ -7,7 +7,7 @@ import torch
 
 from kit import losses, tasks
 from kit.checks import nb03_dpo_losses as dpo
-from kit.checks.compare import (Mismatch, Raised, attempt, compare,
+from kit.checks.compare import (Mismatch, Raised, agreement, attempt, compare,
                                 describe_error)
 from kit.checks.core import Mistake, Property, exercise, paused
 from kit.i18n import said
@@ -205,10 +205,10 @@ DPO_COMPUTE_LOSS_WORDS = {
                "も含むので使いません。",
                "参照モデルは torch.no_grad() の下で実行します: "
                "self.ref_model(...) に同じ入力を渡します。方策を切り離したも"
-               "のではありません: それでは対数比がすべて 0 になります。",
+               "のではありません。それでは対数比がすべて 0 になります。",
                "コレーターは [chosen; rejected] の順に積みます: chosen, "
                "rejected = logps.chunk(2)。参照モデルも同じ順です。",
-               "no_grad の下に置くのは参照モデルだけです: 方策の順伝播は計算"
+               "no_grad の下に置くのは参照モデルだけです。方策の順伝播は計算"
                "グラフを残さないと、損失に学習のための勾配がありません。",
                "1 つの数を返します: losses.sum() / (num_items_in_batch or "
                "len(losses))。num_items_in_batch はすでにそのステップのすべ"
@@ -231,7 +231,7 @@ DPO_COMPUTE_LOSS_WORDS = {
                "micro-batch's"),
         "ja": ("不揃いなマイクロバッチ",
                "ステップと同じ大きさのマイクロバッチでは正しく、ステップの 10 "
-               "ペアのうち 4 ペアで違います: 損失の合計は、このマイクロバッチの"
+               "ペアのうち 4 ペアで違います。損失の合計は、このマイクロバッチの"
                "ペア数ではなく、ステップのペア数 num_items_in_batch で割りま"
                "す")},
     "property:num_items_in_batch": {
@@ -241,7 +241,7 @@ DPO_COMPUTE_LOSS_WORDS = {
                "sum"),
         "ja": ("num_items_in_batch が与えられたとき",
                "num_items_in_batch が None のときは正しく、Trainer が与えると"
-               "違います: そのときは len(losses) ではなくそれで合計を割ります")},
+               "違います。そのときは len(losses) ではなくそれで合計を割ります")},
     "property:gradient": {
         "en": ("the gradient",
                "the loss is right, its gradient to the policy is not: only "
@@ -266,7 +266,7 @@ DPO_COMPUTE_LOSS_WORDS = {
                "run self.ref_model under torch.no_grad() for the reference "
                "log-probs"),
         "ja": ("方策を自身の参照モデルにした",
-               "ref = π (切り離したもの) では対数比がすべて 0 です: 方策が何"
+               "ref = π (切り離したもの) では対数比がすべて 0 です。方策が何"
                "をしても損失は log 2 です",
                "参照モデルの対数確率には torch.no_grad() の下で "
                "self.ref_model を実行してください")},
@@ -286,8 +286,8 @@ DPO_COMPUTE_LOSS_WORDS = {
                "chosen, rejected = logps.chunk(2) (and ref_chosen, "
                "ref_rejected likewise)"),
         "ja": ("chosen と rejected が逆",
-               "バッチの前半は chosen の回答です: rejected として扱うと、DPO "
-               "は rejected の回答を好むように学習します",
+               "バッチの前半は chosen の補完です: rejected として扱うと、DPO "
+               "は rejected の補完を好むように学習します",
                "chosen, rejected = logps.chunk(2) (ref_chosen, "
                "ref_rejected も同様)")},
     "detached_loss": {
@@ -307,7 +307,7 @@ DPO_COMPUTE_LOSS_WORDS = {
                "it needs one number, not one per pair",
                "return losses.sum() / (num_items_in_batch or len(losses))"),
         "ja": ("ペアごとの損失を返した",
-               "Trainer は compute_loss が返すものに .backward() を呼びます: "
+               "Trainer は compute_loss が返すものに .backward() を呼びます。"
                "ペアごとではなく 1 つの数が必要です",
                "return losses.sum() / (num_items_in_batch or len(losses))")},
     "divides_by_ga": {
@@ -319,7 +319,7 @@ DPO_COMPUTE_LOSS_WORDS = {
                "more"),
         "ja": ("GA でも割った",
                "num_items_in_batch はすでに gradient_accumulation_steps 個す"
-               "べてのマイクロバッチのペアを数えています: さらに GA で割ると"
+               "べてのマイクロバッチのペアを数えています。さらに GA で割ると"
                "勾配が GA 分の 1 に小さくなります",
                "losses.sum() / (num_items_in_batch or len(losses)) だけにし"
                "てください")},
@@ -340,7 +340,7 @@ DPO_COMPUTE_LOSS_WORDS = {
     "judge.no gradient": {
         "en": "the loss has no gradient: do not detach the policy's "
               "log-probs (only the reference's are computed under no_grad)",
-        "ja": "損失が勾配を持っていません: 方策の対数確率を切り離さないでく"
+        "ja": "損失が勾配を持っていません。方策の対数確率を切り離さないでく"
               "ださい (no_grad の下で計算するのは参照モデルのものだけです)"},
     "judge.both": {
         "en": "with return_outputs=True, return (loss, outputs)",
@@ -439,4 +439,5 @@ def _judge(seen, expected):
             raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.missing"],
                                 name=name))
         compare(f"logged {name}", logged[name], values)
-    return said(DPO_COMPUTE_LOSS_WORDS["judge.passed"], verdict=verdict)
+    return said(DPO_COMPUTE_LOSS_WORDS["judge.passed"],
+                verdict=agreement(verdict))

@@ -264,7 +264,7 @@ PREPARE_INPUTS_WORDS = {
         "ja": ["self._step % k == 0 のとき (またはバッファーが空のとき) だけ"
                "生成します: self._generate_and_score(generation_batch)。その"
                "間はバッファーから供給します。",
-               "ステップを使ってから数えます: スライス "
+               "ステップを使ってから数えます。スライス "
                "self._buffer[self._step % k] を選び、そのあとで self._step "
                "+= 1。毎回の呼び出しでそうしないと、バッファーが間違ったステ"
                "ップで補充されます。",
@@ -275,7 +275,7 @@ PREPARE_INPUTS_WORDS = {
                "に value[rows]。各スライスにプロンプトが混ざり、どのキーの行 "
                "i も同じ補完のままです。",
                "評価モード (self.model.training でない) では貪欲に生成して"
-               "すべてを供給します: バッファーは使いません。"]},
+               "すべてを供給します。バッファーは使いません。"]},
     "generates_every_step": {
         "en": ("generates every step",
                "the buffer is refilled at each call, so k slices never share "
@@ -293,7 +293,7 @@ PREPARE_INPUTS_WORDS = {
                "self._generate_and_score(generation_batch, greedy=True)"),
         "ja": ("評価の分岐がない",
                "これでは評価でもサンプリングしてスライスを 1 つだけ供給しま"
-               "す: held-out の回答は貪欲で、すべてそろっている必要があります",
+               "す: held-out の補完は貪欲で、すべてそろっている必要があります",
                "最初に: if not self.model.training: return "
                "self._generate_and_score(generation_batch, greedy=True)")},
     "step_never_counted": {
@@ -312,7 +312,7 @@ PREPARE_INPUTS_WORDS = {
                "keep every key: None if value is None else value[rows]"),
         "ja": ("None の値を落とした",
                "compute_loss は None のときでも "
-               "inputs['old_per_token_logps'] を読みます: キーがないと 2 セル"
+               "inputs['old_per_token_logps'] を読みます。キーがないと 2 セル"
                "後に KeyError になります",
                "すべてのキーを残します: None if value is None else "
                "value[rows]")},
@@ -325,7 +325,7 @@ PREPARE_INPUTS_WORDS = {
                "value[rows] for every key"),
         "ja": ("キーごとにばらばらにシャッフルした",
                "キーごとに別の順序になったので、スライスの completion_ids, マ"
-               "スク, アドバンテージが別々の補完のものになります: 学習は進み"
+               "スク、アドバンテージが別々の補完のものになります。学習は進み"
                "ますが、でたらめなデータでです",
                "バッチに 1 つの order = torch.randperm(n)、そしてすべてのキ"
                "ーで value[rows]")},
@@ -382,7 +382,7 @@ PREPARE_INPUTS_WORDS = {
                "slices should mix the prompts: one shuffle for all keys"),
         "ja": ("すべてのキーに 1 つの順序",
                "どのキーでも行 i は同じ補完のままで、スライスはプロンプトを混"
-               "ぜるべきです: すべてのキーに 1 つのシャッフルを使います")},
+               "ぜるべきです。すべてのキーに 1 つのシャッフルを使います")},
     "property:evaluation": {
         "en": ("evaluation",
                "in eval mode everything generated should be served at "
@@ -393,7 +393,7 @@ PREPARE_INPUTS_WORDS = {
     "problem.step": {
         "en": "after 6 steps self._step is {steps}, not 6: count every call "
               "with self._step += 1",
-        "ja": "6 ステップ後の self._step が 6 ではなく {steps} です: 毎回の"
+        "ja": "6 ステップ後の self._step が 6 ではなく {steps} です。毎回の"
               "呼び出しを self._step += 1 で数えてください"},
     "problem.when": {
         "en": "with steps_per_generation=3, generation should run at steps 0 "
@@ -404,13 +404,13 @@ PREPARE_INPUTS_WORDS = {
     "problem.kind": {
         "en": "_prepare_inputs returned a {kind}: serve a dict, one slice of "
               "the generated batch",
-        "ja": "_prepare_inputs が {kind} を返しました: 生成したバッチの 1 ス"
+        "ja": "_prepare_inputs が {kind} を返しました。生成したバッチの 1 ス"
               "ライスを dict で供給してください"},
     "problem.aligned": {
         "en": "step {step}'s slice: row i of one key is not row i of another "
               "— shuffle every key with the same order (one torch.randperm, "
               "then value[rows] for each key)",
-        "ja": "ステップ {step} のスライス: あるキーの行 i が別のキーの行 i "
+        "ja": "ステップ {step} のスライス：あるキーの行 i が別のキーの行 i "
               "と対応していません。すべてのキーを同じ順序でシャッフルしてく"
               "ださい (torch.randperm を 1 回、そして各キーで value[rows])"},
     "problem.covered": {
@@ -434,7 +434,7 @@ PREPARE_INPUTS_WORDS = {
     "problem.missing key": {
         "en": "step {step}'s slice has no key {key!r}: keep every key of the "
               "generated batch, None values too",
-        "ja": "ステップ {step} のスライスにキー {key!r} がありません: 生成し"
+        "ja": "ステップ {step} のスライスにキー {key!r} がありません。生成し"
               "たバッチのすべてのキーを、None の値も含めて残してください"},
     "problem.none kept": {
         "en": "step {step}'s old_per_token_logps should stay None (None if "
@@ -444,7 +444,7 @@ PREPARE_INPUTS_WORDS = {
     "problem.slice size": {
         "en": "step {step} got {count} completions; each step gets a slice "
               "of per_device_train_batch_size=8",
-        "ja": "ステップ {step} は {count} 個の補完を受け取りました: 各ステッ"
+        "ja": "ステップ {step} は {count} 個の補完を受け取りました。各ステッ"
               "プは per_device_train_batch_size=8 のスライスを受け取ります"},
     "judge.passed": {
         "en": "one generation every 3 steps, 3 shuffled slices that cover "

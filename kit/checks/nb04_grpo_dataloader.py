@@ -167,7 +167,7 @@ GET_TRAIN_DATALOADER_WORDS = {
                "補完を数えています) でも、k + 1 でも"
                "、gradient_accumulation_steps (k と等しいことが多いが、いつも"
                "ではない) でもありません。",
-               "sampler_fn=self._get_train_sampler は残します: サンプラーが"
+               "sampler_fn=self._get_train_sampler は残します。サンプラーが"
                "各プロンプトを G 回、各大きなバッチを k 回繰り返します。"]},
     "no_times_k": {
         "en": ("no ×k",
@@ -176,7 +176,7 @@ GET_TRAIN_DATALOADER_WORDS = {
                "batch_size=self._train_batch_size * "
                "self.args.steps_per_generation"),
         "ja": ("×k がない",
-               "1 つのバッチが k ステップ分のプロンプトを持つ必要があります: "
+               "1 つのバッチが k ステップ分のプロンプトを持つ必要があります。"
                "元のバッチサイズでは 1 ステップ分です",
                "batch_size=self._train_batch_size * "
                "self.args.steps_per_generation")},
@@ -198,7 +198,7 @@ GET_TRAIN_DATALOADER_WORDS = {
                "generated and never trained on",
                "multiply by self.args.steps_per_generation alone"),
         "ja": ("×(k+1)",
-               "1 つのバッチが供給するのは k + 1 ではなく k ステップです: 余"
+               "1 つのバッチが供給するのは k + 1 ではなく k ステップです。余"
                "分なスライスは生成されても学習に使われません",
                "self.args.steps_per_generation だけを掛けてください")},
     "times_GA": {

@@ -6,8 +6,8 @@ import torch
 
 from kit import losses
 from kit.losses import per_token_kl
-from kit.checks.compare import (Mismatch, Raised, attempt, call, compare,
-                                describe_error, graph_leaves)
+from kit.checks.compare import (Mismatch, Raised, agreement, attempt, call,
+                                compare, describe_error, graph_leaves)
 from kit.checks.core import Mistake, Property, exercise
 from kit.checks.messages import MESSAGES
 from kit.i18n import said, text
@@ -78,7 +78,7 @@ GROUP_ADVANTAGES_WORDS = {
                "completions should not all look good",
                "view(-1, G) and normalise each row"),
         "ja": ("バッチ全体での正規化",
-               "ベースラインは各プロンプト自身のグループです: 易しいプロンプ"
+               "ベースラインは各プロンプト自身のグループです。易しいプロンプ"
                "トの補完がすべて良く見えてはいけません",
                "view(-1, G) として各行を正規化してください")},
     "population_std": {
@@ -105,7 +105,7 @@ GROUP_ADVANTAGES_WORDS = {
                "rewards differ a little",
                "divide by grouped.std(dim=1, keepdim=True) + 1e-4"),
         "ja": ("標準偏差で正規化していない",
-               "平均は引いても散らばりはそのままです: 報酬の差が大きいグルー"
+               "平均は引いても散らばりはそのままです。報酬の差が大きいグルー"
                "プが、差の小さいグループより強く押すことになります",
                "grouped.std(dim=1, keepdim=True) + 1e-4 で割ってください")},
     "property:equal_rewards": {
@@ -116,7 +116,7 @@ GROUP_ADVANTAGES_WORDS = {
                "not 0/0"),
         "ja": ("報酬がすべて等しいグループ",
                "各グループの報酬がばらつくときは正しく、グループの報酬がすべ"
-               "て等しいとき (G=2: [1, 1]) に違います: その std は 0 で、割り"
+               "て等しいとき (G=2: [1, 1]) に違います。その std は 0 で、割り"
                "算の中の + 1e-4 だけがアドバンテージを 0/0 でなく 0 に保ちま"
                "す")},
     "property:rewards_close_together": {
@@ -126,7 +126,7 @@ GROUP_ADVANTAGES_WORDS = {
                "so it belongs to the std, (std + 1e-4)"),
         "ja": ("近い報酬",
                "報酬が数百離れているときは正しく、数単位の範囲にあると違いま"
-               "す: そこでは割り算の + 1e-4 が効くので、std に足します "
+               "す。そこでは割り算の + 1e-4 が効くので、std に足します "
                "(std + 1e-4)")},
     "property:num_generations_written_in": {
         "en": ("G written in",
@@ -390,7 +390,7 @@ GRPO_LOSS_WORDS = {
                "Keep the loss differentiable in per_token_logps: no "
                ".detach(), no torch.no_grad() — that is the policy being "
                "trained."],
-        "ja": ["ratio = exp(per_token_logps − old_per_token_logps)、新 − 旧: "
+        "ja": ["ratio = exp(per_token_logps − old_per_token_logps)、新 − 旧："
                "方策がそのトークンを前より好むところで 1 より大きく、オンポリ"
                "シーでは 1 です。",
                "トークンごとに: −min(ratio·A, clamp(ratio, 1−ε, 1+ε)·A)。A は"
@@ -466,7 +466,7 @@ GRPO_LOSS_WORDS = {
                "the clip ignores epsilon: right for ε = 0.2 only",
                "torch.clamp(ratio, 1 - epsilon, 1 + epsilon)"),
         "ja": ("クリップを 0.8/1.2 に固定",
-               "クリップが epsilon を無視しています: 正しいのは ε = 0.2 のと"
+               "クリップが epsilon を無視しています。正しいのは ε = 0.2 のと"
                "きだけです",
                "torch.clamp(ratio, 1 - epsilon, 1 + epsilon)")},
     "kl_sign_reversed": {
@@ -475,7 +475,7 @@ GRPO_LOSS_WORDS = {
                "the penalty pulls it back",
                "per_token + beta * per_token_kl(...)"),
         "ja": ("KL の符号が逆",
-               "−β·KL は参照モデルから離れるほど方策に報酬を与えます: ペナル"
+               "−β·KL は参照モデルから離れるほど方策に報酬を与えます。ペナル"
                "ティは引き戻すものです",
                "per_token + beta * per_token_kl(...)")},
     "kl_weight_written_in": {
@@ -504,7 +504,7 @@ GRPO_LOSS_WORDS = {
                "push the wrong way off-policy",
                "torch.exp(per_token_logps - old_per_token_logps)"),
         "ja": ("比率を exp(old − new) にした",
-               "比率は π/π_old です: 逆にすると、オフポリシーでクリップと勾配"
+               "比率は π/π_old です。逆にすると、オフポリシーでクリップと勾配"
                "が逆向きに押します",
                "torch.exp(per_token_logps - old_per_token_logps)")},
     "no_minus": {
@@ -529,7 +529,7 @@ GRPO_LOSS_WORDS = {
                "right at one epsilon only, wrong at the others: clip with "
                "the epsilon argument, 1 - epsilon to 1 + epsilon"),
         "ja": ("epsilon の決め打ち",
-               "1 つの epsilon でだけ正しく、ほかの値では違います: 引数の "
+               "1 つの epsilon でだけ正しく、ほかの値では違います。引数の "
                "epsilon で 1 - epsilon から 1 + epsilon にクリップします")},
     "property:kl_term": {
         "en": ("the KL term",
@@ -537,7 +537,7 @@ GRPO_LOSS_WORDS = {
                "per_token_kl(per_token_logps, ref_per_token_logps) to each "
                "token's loss"),
         "ja": ("KL の項",
-               "beta = 0 では正しく、beta > 0 で違います: 各トークンの損失に "
+               "beta = 0 では正しく、beta > 0 で違います。各トークンの損失に "
                "beta × per_token_kl(per_token_logps, ref_per_token_logps) を"
                "足します")},
     "property:beta_written_in": {
@@ -554,7 +554,7 @@ GRPO_LOSS_WORDS = {
                "unmasked tokens"),
         "ja": ("マスクされたトークン",
                "マスクされたトークンがないときは正しく、早く終わる補完がある"
-               "と違います: 各補完の平均はマスクされていない自分のトークンだ"
+               "と違います。各補完の平均はマスクされていない自分のトークンだ"
                "けで取ります")},
     "property:ratio_beyond_the_clip": {
         "en": ("ratios beyond the clip",
@@ -563,7 +563,7 @@ GRPO_LOSS_WORDS = {
                "clipped term is what the clip acts through"),
         "ja": ("クリップを超える比率",
                "どの比率も 1 ± epsilon に収まるときは正しく、超えるものがある"
-               "と違います: クリップは、クリップしない項とした項の min を通し"
+               "と違います。クリップは、クリップしない項とした項の min を通し"
                "て働きます")},
     "property:off_policy": {
         "en": ("a policy that has moved",
@@ -572,7 +572,7 @@ GRPO_LOSS_WORDS = {
                "is exp(new − old)"),
         "ja": ("動いた方策",
                "比率がすべて 1 になるオンポリシーでは正しく、per_token_logps "
-               "が old_per_token_logps と違うと違います: 比率は exp(new − "
+               "が old_per_token_logps と違うと違います。比率は exp(new − "
                "old) です")},
     "judge.passed": {
         "en": "loss and gradient {verdict}, for several epsilon, with and "
@@ -645,4 +645,4 @@ def judge_loss(seen, expected, passed=GRPO_LOSS_WORDS["judge.passed"]):
             raise Mismatch(said(GRPO_LOSS_WORDS["judge.no gradient"]))
         else:
             compare(name, actual, wanted)
-    return said(passed, verdict=verdict)
+    return said(passed, verdict=agreement(verdict))

@@ -235,7 +235,7 @@ DAPO_LOSS_WORDS = {
                "reference is None otherwise), and keep the loss "
                "differentiable: no .detach()."],
         "ja": ["grpo_loss と同じトークンごとの損失で、割り算だけが変わりま"
-               "す: マスクしたトークンの損失をマイクロバッチ全体で合計し、与"
+               "す。マスクしたトークンの損失をマイクロバッチ全体で合計し、与"
                "えられた数 num_items_in_batch で割ります。このマイクロバッチ"
                "のトークン数でも、補完ごとでもありません。",
                "合計する前にマスクします: (per_token * "
@@ -251,7 +251,7 @@ DAPO_LOSS_WORDS = {
                "as one with many",
                "divide by num_items_in_batch, the step's token count"),
         "ja": ("マイクロバッチごとに正規化 (bnpo)",
-               "このマイクロバッチの有効なトークン数で割りました: それは "
+               "このマイクロバッチの有効なトークン数で割りました。それは "
                "\"bnpo\" で、トークンの少ないマイクロバッチが多いものと同じ重"
                "みになります",
                "このステップのトークン数である num_items_in_batch で割ってくだ"
@@ -262,7 +262,7 @@ DAPO_LOSS_WORDS = {
                "\"grpo\", where a short completion's tokens weigh more",
                "one sum over every masked token, then / num_items_in_batch"),
         "ja": ("系列ごとの平均 (grpo)",
-               "各補完のトークンを先に平均しました: それは \"grpo\" で、短い"
+               "各補完のトークンを先に平均しました。それは \"grpo\" で、短い"
                "補完のトークンが重くなります",
                "マスクした全トークンで 1 回合計し、それから / "
                "num_items_in_batch")},
@@ -272,7 +272,7 @@ DAPO_LOSS_WORDS = {
                "not zero, and they are not the policy's completion",
                "(per_token * completion_mask.float()).sum()"),
         "ja": ("マスクの前にトークンを数えた",
-               "合計に <eos> の後のパディングが入っています: その損失は 0 で"
+               "合計に <eos> の後のパディングが入っています。その損失は 0 で"
                "はなく、方策の補完でもありません",
                "(per_token * completion_mask.float()).sum()")},
     "kl_when_beta_0": {
@@ -291,7 +291,7 @@ DAPO_LOSS_WORDS = {
                "no .detach(), .item() or torch.no_grad() on the policy's "
                "log-probs"),
         "ja": ("切り離された損失",
-               "損失が per_token_logps への勾配を持っていません: 学習しても何"
+               "損失が per_token_logps への勾配を持っていません。学習しても何"
                "も学びません",
                "方策の対数確率に .detach()、.item()、torch.no_grad() を使わ"
                "ないでください")},
@@ -300,7 +300,7 @@ DAPO_LOSS_WORDS = {
                "right at one epsilon only, wrong at the others: the per-token "
                "loss is grpo_loss's, clipped with the epsilon argument"),
         "ja": ("epsilon の決め打ち",
-               "1 つの epsilon でだけ正しく、ほかの値では違います: トークンご"
+               "1 つの epsilon でだけ正しく、ほかの値では違います。トークンご"
                "との損失は grpo_loss と同じで、引数の epsilon でクリップしま"
                "す")},
     "property:kl_term": {
@@ -309,7 +309,7 @@ DAPO_LOSS_WORDS = {
                "per_token_kl(per_token_logps, ref_per_token_logps) to each "
                "token's loss before the sum"),
         "ja": ("KL の項",
-               "beta = 0 では正しく、beta > 0 で違います: 合計の前に、各トー"
+               "beta = 0 では正しく、beta > 0 で違います。合計の前に、各トー"
                "クンの損失に beta * per_token_kl(per_token_logps, "
                "ref_per_token_logps) を足します")},
     "property:off_by_the_batch": {
@@ -320,7 +320,7 @@ DAPO_LOSS_WORDS = {
                "more"),
         "ja": ("バッチサイズ分ずれている",
                "どちらのバッチサイズでも、損失が参照実装の B 倍か B 分の 1 で"
-               "す: 補完の数で割る回数が 1 回足りないか多すぎます。割る数はヒ"
+               "す。補完の数で割る回数が 1 回足りないか多すぎます。割る数はヒ"
                "ントにある数だけです")},
     # the same slip as grpo_loss's, in the same words
     "property:beta_written_in": GRPO_LOSS_WORDS["property:beta_written_in"],
@@ -362,7 +362,7 @@ DR_GRPO_LOSS_WORDS = {
                "損失をマイクロバッチで合計し、定数 B x max_completion_length "
                "で割ります。",
                "max_completion_length は引数 (config の値) で、最長の補完でも"
-               "マスクの幅でもありません: 定数なら長さのバイアスがありません"
+               "マスクの幅でもありません。定数なら長さのバイアスがありません"
                "。",
                "beta * per_token_kl(...) は beta > 0 のときだけ加え (それ以"
                "外では参照モデルは None です)、損失は微分可能なままにしま"
@@ -373,7 +373,7 @@ DR_GRPO_LOSS_WORDS = {
                "changes with the batch, so the length bias comes back",
                "per_token.shape[0] * max_completion_length (the argument)"),
         "ja": ("最大長をデータから取った",
-               "バッチ中で最長の補完で割りました: それはバッチごとに変わるの"
+               "バッチ中で最長の補完で割りました。それはバッチごとに変わるの"
                "で、長さのバイアスが戻ってきます",
                "per_token.shape[0] * max_completion_length (引数)")},
     "mask_width": {
@@ -392,7 +392,7 @@ DR_GRPO_LOSS_WORDS = {
                "constant",
                "divide by B x max_completion_length"),
         "ja": ("マイクロバッチごとに正規化 (bnpo)",
-               "有効なトークン数で割りました: それは \"bnpo\" で、定数ではあ"
+               "有効なトークン数で割りました。それは \"bnpo\" で、定数ではあ"
                "りません",
                "B x max_completion_length で割ってください")},
     "per_sequence_mean": {
@@ -401,7 +401,7 @@ DR_GRPO_LOSS_WORDS = {
                "\"grpo\", where a short completion's tokens weigh more",
                "one sum over every masked token, then / (B x max length)"),
         "ja": ("系列ごとの平均 (grpo)",
-               "各補完のトークンを先に平均しました: それは \"grpo\" で、短い"
+               "各補完のトークンを先に平均しました。それは \"grpo\" で、短い"
                "補完のトークンが重くなります",
                "マスクした全トークンで 1 回合計し、それから / (B x 最大長)")},
     # the same slips as dapo_loss's, in the same words

@@ -263,13 +263,13 @@ GET_BATCH_SAMPLES_WORDS = {
                "only when steps_per_generation == GA.",
                "Each process counts only its own batches: return "
                "self.accelerator.gather(tokens).sum(), one number for all."],
-        "ja": ["有効なトークンを数えます: ステップの準備済みのすべてのバッチ"
+        "ja": ["有効なトークンを数えます。ステップの準備済みのすべてのバッチ"
                "の completion_mask の合計で、補完の数でも、マスクの大きさでも"
                "ありません。",
                "まず準備します: batches = [self._prepare_inputs(batch) for "
                "batch in batches]。親が返すのはプロンプトの行です。数える "
                "completion_mask があるのは準備済みのバッチだけです。",
-               "生成ではなくステップを数えます: いま準備したバッチがこのステ"
+               "生成ではなくステップを数えます。いま準備したバッチがこのステ"
                "ップのものです。バッファの k 個のスライスがステップになるのは"
                " steps_per_generation == GA のときだけです。",
                "各プロセスは自分のバッチだけを数えます: "
@@ -281,7 +281,7 @@ GET_BATCH_SAMPLES_WORDS = {
                "yet, so there are no completion tokens to count",
                "pass each batch through self._prepare_inputs first"),
         "ja": ("バッチを準備していない",
-               "親のバッチはプロンプトの行です: まだ何も生成されておらず、数"
+               "親のバッチはプロンプトの行です。まだ何も生成されておらず、数"
                "える補完のトークンがありません",
                "まず各バッチを self._prepare_inputs に通してください")},
     "first_micro_batch": {
@@ -307,7 +307,7 @@ GET_BATCH_SAMPLES_WORDS = {
                "big and depends on the longest completion",
                "sum the mask's ones: completion_mask.sum()"),
         "ja": ("マスクの前にトークンを数えた",
-               "numel() は <eos> の後のパディングも数えます: 数が大きすぎ、い"
+               "numel() は <eos> の後のパディングも数えます。数が大きすぎ、い"
                "ちばん長い補完に左右されます",
                "マスクの 1 を合計します: completion_mask.sum()")},
     "generation_count": {
@@ -316,7 +316,7 @@ GET_BATCH_SAMPLES_WORDS = {
                "step's only when steps_per_generation == GA",
                "count the batches this step serves, not self._buffer"),
         "ja": ("生成全体の数 (TRL issue 5619)",
-               "生成全体のトークンを数えました: それがステップの数になるのは "
+               "生成全体のトークンを数えました。それがステップの数になるのは "
                "steps_per_generation == GA のときだけです",
                "self._buffer ではなく、このステップが使うバッチを数えてくだ"
                "さい")},
@@ -327,7 +327,7 @@ GET_BATCH_SAMPLES_WORDS = {
                "count the step's own batches instead of rescaling"),
         "ja": ("生成全体の数をスケールし直した (TRL 1.16)",
                "生成のトークン数 x GA / k がステップの数になるのは平均として"
-               "だけです: 正確なのはどのスライスも同じトークン数のときです",
+               "だけです。正確なのはどのスライスも同じトークン数のときです",
                "スケールし直さず、ステップ自身のバッチを数えてください")},
     "gathered_on_the_main_process": {
         "en": ("gathered on the main process only",
@@ -337,15 +337,15 @@ GET_BATCH_SAMPLES_WORDS = {
                "gather on every process: the count is one number for all"),
         "ja": ("メインプロセスだけで集約",
                "gather が `if self.accelerator.is_main_process` の中にありま"
-               "す: ほかのプロセスは自分の数で損失を割り、各プロセスの勾配の和"
+               "す。ほかのプロセスは自分の数で損失を割り、各プロセスの勾配の和"
                "がステップの勾配になりません",
-               "すべてのプロセスで gather します: 数は全体で 1 つです")},
+               "すべてのプロセスで gather します。数は全体で 1 つです")},
     "property:second_process": {
         "en": ("a second process",
                "right on the main process, wrong on the other: every "
                "process must return the same count, gathered from all"),
         "ja": ("2 つ目のプロセス",
-               "メインプロセスでは正しく、もう一方で違います: どのプロセスも、"
+               "メインプロセスでは正しく、もう一方で違います。どのプロセスも、"
                "全体から集めた同じ数を返す必要があります")},
     "property:k_differs_from_GA": {
         "en": ("steps_per_generation ≠ GA",
@@ -354,14 +354,14 @@ GET_BATCH_SAMPLES_WORDS = {
                "of this step"),
         "ja": ("steps_per_generation ≠ GA",
                "k が GA と等しいときは正しく、1 回の生成が 1 ステップより多い"
-               "か少ないマイクロバッチを供給すると違います: このステップのバッ"
+               "か少ないマイクロバッチを供給すると違います。このステップのバッ"
                "チを数えます")},
     "property:second_step": {
         "en": ("the second step",
                "right at a run's first step, wrong at the next: each step "
                "counts the batches it was just given"),
         "ja": ("2 つ目のステップ",
-               "最初のステップでは正しく、次のステップで違います: 各ステップ"
+               "最初のステップでは正しく、次のステップで違います。各ステップ"
                "は、いま渡されたバッチを数えます")},
     "property:several_micro_batches": {
         "en": ("several micro-batches",
@@ -370,7 +370,7 @@ GET_BATCH_SAMPLES_WORDS = {
                "step was given"),
         "ja": ("複数のマイクロバッチ",
                "1 ステップが 1 マイクロバッチ (GA = 1) のときは正しく、複数だ"
-               "と違います: ステップに渡されたすべてのバッチの有効なトークンを"
+               "と違います。ステップに渡されたすべてのバッチの有効なトークンを"
                "合計します")},
     "not_gathered": {
         "en": ("not gathered over processes",
@@ -394,7 +394,7 @@ GET_BATCH_SAMPLES_WORDS = {
         "en": "{count} of the step's {GA} batches went through "
               "_prepare_inputs: prepare each one, once",
         "ja": "ステップの {GA} 個のバッチのうち {count} 個が "
-              "_prepare_inputs を通りました: それぞれを 1 回ずつ準備してくだ"
+              "_prepare_inputs を通りました。それぞれを 1 回ずつ準備してくだ"
               "さい"},
     "problem.pair": {
         "en": "get_batch_samples returned {kind}: return (batches, count), "
@@ -411,7 +411,7 @@ GET_BATCH_SAMPLES_WORDS = {
     "problem.shape": {
         "en": "the count has shape {shape}: return one number, the sum over "
               "processes",
-        "ja": "数の形が {shape} です: プロセス全体の合計として 1 つの数を返"
+        "ja": "数の形が {shape} です。プロセス全体の合計として 1 つの数を返"
               "してください"},
     "problem.count": {
         "en": "with {where} the step has {wanted} active tokens over the two "

@@ -435,14 +435,14 @@ BUFFER_CHECKPOINT_WORDS = {
                "model, trial, **kwargs) とし、**kwargs を super() に渡します"
                "。_load_from_checkpoint(self, resume_from_checkpoint, "
                "model=None, **kwargs) も同じです。",
-               "保存: まず super()._save_checkpoint(...) を呼び "
+               "保存：まず super()._save_checkpoint(...) を呼び "
                "(checkpoint-N フォルダを作ります)、それからそのフォルダに "
                "torch.save("
                "{'step': self._step, 'buffer': self._buffer, 'generation': "
                "self._generation}, path) します。ファイル名は "
-               "self.accelerator.process_index にちなんで付けます: 各プロセス"
+               "self.accelerator.process_index にちなんで付けます。各プロセス"
                "が自分のスライスを持っています。",
-               "読み込み: まず自分のファイルです。ファイルがなければ、その"
+               "読み込み：まず自分のファイルです。ファイルがなければ、その"
                "名前を挙げて ValueError を送出し、torch.load(path, "
                "weights_only=True) で読み、バッファのスライスの数が "
                "self.args.steps_per_generation でなければ、やはり送出します"
@@ -488,7 +488,7 @@ BUFFER_CHECKPOINT_WORDS = {
                "{'step': ..., 'buffer': ..., 'generation': ...}, "
                "os.path.join(folder, name))"),
         "ja": ("バッファが保存されていない",
-               "チェックポイントには Trainer のファイルしかありません: バッフ"
+               "チェックポイントには Trainer のファイルしかありません。バッフ"
                "ァの途中から再開すると新たに生成し、別の補完になって、実行は"
                "別のところで終わります",
                "super() のあと: torch.save("
@@ -503,7 +503,7 @@ BUFFER_CHECKPOINT_WORDS = {
                "model, **kwargs), then your own file"),
         "ja": ("super() を呼んでいない",
                "Trainer の _load_from_checkpoint がないと重みは読み込まれませ"
-               "ん: 再開した実行は最初の方策をもう一度学習します",
+               "ん。再開した実行は最初の方策をもう一度学習します",
                "まず super()._load_from_checkpoint(resume_from_checkpoint, "
                "model, **kwargs)、それから自分のファイル")},
     "not_restored": {
@@ -513,9 +513,9 @@ BUFFER_CHECKPOINT_WORDS = {
                "override _load_from_checkpoint too: torch.load the file and "
                "set self._buffer (and the rest) back"),
         "ja": ("保存したが復元していない",
-               "ファイルはチェックポイントにありますが、誰も読みません: 再開"
+               "ファイルはチェックポイントにありますが、誰も読みません。再開"
                "した実行はバッファなしで始まり、新たに生成します",
-               "_load_from_checkpoint もオーバーライドしてください: ファイ"
+               "_load_from_checkpoint もオーバーライドしてください。ファイ"
                "ルを torch.load し、self._buffer (と残り) を元に戻します")},
     "step_not_restored": {
         "en": ("step counter not restored",
@@ -564,7 +564,7 @@ BUFFER_CHECKPOINT_WORDS = {
     "problem.saving": {
         "en": "saving a checkpoint raised {error}: call super() first, then "
               "save into the checkpoint-N folder it made",
-        "ja": "チェックポイントの保存で {error} が送出されました: まず "
+        "ja": "チェックポイントの保存で {error} が送出されました。まず "
               "super() を呼び、それが作った checkpoint-N フォルダに保存して"
               "ください"},
     "problem.saving after super": {
@@ -581,14 +581,14 @@ BUFFER_CHECKPOINT_WORDS = {
               "folder before super()._save_checkpoint began: call super() "
               "first, then save into the checkpoint-N folder it made",
         "ja": "_save_checkpoint が super()._save_checkpoint より前に "
-              "{files} を チェックポイントのフォルダに書き込みました: まず "
+              "{files} を チェックポイントのフォルダに書き込みました。まず "
               "super() を呼び、それが作った checkpoint-N フォルダに保存して"
               "ください"},
     "problem.not saved": {
         "en": "your _save_checkpoint added no file to the checkpoint: save "
               "the buffer and the step counter there",
         "ja": "あなたの _save_checkpoint はチェックポイントにファイルを追加"
-              "しませんでした: バッファとステップカウンタをそこに保存してく"
+              "しませんでした。バッファとステップカウンタをそこに保存してく"
               "ださい"},
     "problem.resuming": {
         "en": "resuming from the checkpoint raised {error}",
@@ -607,7 +607,7 @@ BUFFER_CHECKPOINT_WORDS = {
         "en": "after loading, self._step is {step}, it was {saved} when "
               "saved: set it back too",
         "ja": "読み込み後の self._step は {step} ですが、保存時は {saved} で"
-              "した: これも元に戻してください"},
+              "した。これも元に戻してください"},
     "problem.not exact": {
         "en": "the resumed run does not end where the uninterrupted one does "
               "(losses, generate() calls or weights differ): restore "
@@ -620,14 +620,14 @@ BUFFER_CHECKPOINT_WORDS = {
         "en": "saving as process 0 wrote over the file process 1 had saved: "
               "name the file for the process (self.accelerator.process_index)",
         "ja": "プロセス 0 としての保存が、プロセス 1 が保存したファイルを上"
-              "書きしました: ファイル名をプロセスにちなんで付けてください "
+              "書きしました。ファイル名をプロセスにちなんで付けてください "
               "(self.accelerator.process_index)"},
     "problem.nothing": {
         "en": "as process 1 of 2 your _save_checkpoint saved nothing of its "
               "own: every process holds its own slices, so each saves its "
               "file",
         "ja": "2 つ中のプロセス 1 として、あなたの _save_checkpoint は自分の"
-              "ものを何も保存しませんでした: 各プロセスが自分のスライスを持"
+              "ものを何も保存しませんでした。各プロセスが自分のスライスを持"
               "つので、それぞれが自分のファイルを保存します"},
     "case.missing": {
         "en": "without your buffer file",

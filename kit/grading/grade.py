@@ -402,10 +402,10 @@ def _exercise_rows(ids, in_code, verdicts, error, crashed=None,
             status, message = "not graded", error
         elif exercise_id in in_code:
             status = "not attempted"
-            message = "its check(...) never ran: an error before it?"
+            message = say("check_never_ran")
         else:
             status = "not attempted"
-            message = "no check(...) for it in this notebook"
+            message = say("no_check_for_it")
         rows.append({
             "id": exercise_id, "stars": EXERCISES[exercise_id].stars,
             "status": status, "mistake": last.get("mistake"),

@@ -82,6 +82,8 @@ REPORT = {"en": {
                     "cells together), so the run was stopped",
     "could_not_run": "could not run it: {why}",
     "cell": "cell {n}",
+    "check_never_ran": "its check(...) never ran: an error before it?",
+    "no_check_for_it": "no check(...) for it in this notebook",
     "raised_in": "{error} in {where}: {why}",
     "grader_failed": "could not grade it: {why}",
     "no_checks": "no exercises found: no check(...) calls",
@@ -124,7 +126,7 @@ REPORT = {"en": {
     "chart_alt": "演習ごとの合格率",
     "no_chart": "(グラフなし: {error})",
     "title": "クラスの成績レポート",
-    "worst_first": "不合格の多い順: 上から教え直してください。",
+    "worst_first": "不合格の多い順：上から教え直してください。",
     "exercises": "演習",
     "exercise": "演習",
     "most_common": "多かった間違い",
@@ -145,9 +147,9 @@ REPORT = {"en": {
     "no_such_path": "そのノートブックもフォルダーもありません: {path}",
     "empty_path": "パスが空です (変数が未設定?): ノートブックかクラスの"
                   "フォルダーを指定してください",
-    "a_link": "読みませんでした: シンボリックリンクです。採点ツールは"
+    "a_link": "読みませんでした。シンボリックリンクです。採点ツールは"
               "クラスのフォルダーの中にあるファイルだけを読みます",
-    "not_a_file": "読みませんでした: 普通のファイルではありません (FIFO、"
+    "not_a_file": "読みませんでした。普通のファイルではありません (FIFO、"
                   "デバイス、ソケット)",
     "too_big": "読みませんでした: {size} MB あり、ノートブックの上限 "
                "{limit} MB を超えています",
@@ -167,6 +169,9 @@ REPORT = {"en": {
                     "(全セルの合計)、実行を止めました",
     "could_not_run": "実行できませんでした: {why}",
     "cell": "セル {n}",
+    "check_never_ran": "check(...) が実行されませんでした。その前でエラーが"
+                       "出ていませんか",
+    "no_check_for_it": "このノートブックにはこの演習の check(...) がありません",
     "raised_in": "{where} で {error}: {why}",
     "grader_failed": "採点できませんでした: {why}",
     "no_checks": "演習が見つかりません: check(...) の呼び出しがありません",
@@ -178,14 +183,14 @@ REPORT = {"en": {
                    "採点済み{kept}。",
     "kept_in": " (結果は {paths} に保存)",
     "none_graded": "採点できた提出がありません",
-    "walled": "分離: 各カーネルは専用の名前空間でユーザー {user} として"
+    "walled": "分離：各カーネルは専用の名前空間でユーザー {user} として"
               "実行されます。ほかのプロセス、採点ファイル、/tmp は見えず、"
               "採点側のファイルにも書き込めません",
-    "walled_self": "分離: 各カーネルは専用の名前空間であなたとして実行されます。"
+    "walled_self": "分離：各カーネルは専用の名前空間であなたとして実行されます。"
                    "ほかのプロセス、採点ファイル、/tmp は見えず、採点側の "
                    "Python と kit は読み取り専用です (あなたのほかのファイルは"
                    "そうではありません)",
-    "not_walled": "分離: カーネルごとのプロセス以外はありません (カーネルは"
+    "not_walled": "分離：カーネルごとのプロセス以外はありません (カーネルは"
                   "あなたの権限で動きます: {why})。README の「Student code "
                   "runs on your machine」を参照してください",
     "not_written": "{path} に書き込めませんでした: {why}",

@@ -20,6 +20,7 @@ from transformers.trainer import (OPTIMIZER_NAME, SCHEDULER_NAME,
                                   TRAINER_STATE_NAME)
 from transformers.trainer_utils import get_last_checkpoint
 
+from kit.trainers.guards import refusal
 from kit.trainers.run_lock import output_folder_lock
 
 METADATA = "kit_checkpoint.json"  # written last: its presence means "whole"
@@ -270,10 +271,7 @@ class CheckpointMixin:
             state = torch.load(os.path.join(folder, name),
                                map_location="cpu", weights_only=True)
         except pickle.UnpicklingError:
-            refuse(folder, f"{name} holds more than tensors and numbers, and "
-                           "loading it could run code, so it was not "
-                           "loaded: resume only from checkpoints the kit "
-                           "saved")
+            refuse(folder, said("not_only_tensors", name=name))
         except (RuntimeError, EOFError, OSError) as error:
             damaged(folder, name, str(error).splitlines()[0])
         expected = sorted(self.checkpoint_state())
@@ -338,10 +336,12 @@ def _saved_by_the_kit(trainer_state):
 
 
 def refuse(folder, why):
-    raise ValueError(f"cannot resume from {folder}: {why}")
+    raise refusal("cannot_resume", folder=folder, why=why)
 
 
 def damaged(folder, name, why):
-    refuse(folder, f"{name} is damaged ({why}), probably cut short while "
-                   "saving: resume from an earlier checkpoint, or start a "
-                   "new run")
+    refuse(folder, said("damaged", name=name, why=why))
+
+
+def said(key, **fields):
+    return str(refusal(key, **fields))

@@ -17,7 +17,7 @@ from kit.losses import PREFERENCE_LOSSES
 from kit.trainers.checkpoint import CheckpointMixin
 from kit.trainers.guards import (BATCH_RULES, check_choice, check_dataset,
                                  check_fields, check_prompt_length,
-                                 check_ipo_beta, check_tokenizer,
+                                 check_ipo_beta, check_tokenizer, refusal,
                                  warn_unknown_text)
 from kit.trainers.metrics import MetricsMixin
 from kit.trainers.nonfinite import NonFiniteMixin
@@ -57,19 +57,12 @@ class DPOConfig(TrainingArguments):
         check_fields(self, [("label_smoothing", float, ">= 0",
                              "the chance a label is flipped, e.g. 0.1")])
         if self.label_smoothing >= 0.5:
-            raise ValueError(
-                f"DPOConfig.label_smoothing must be below 0.5, got "
-                f"{self.label_smoothing}: at 0.5 a label is as likely "
-                "flipped as not and robust DPO divides by 1 − 2·0.5 = 0; "
-                "try 0.1")
+            raise refusal("smoothing_too_big", value=self.label_smoothing)
         readers = sorted(name for name, loss in PREFERENCE_LOSSES.items()
                          if "label_smoothing" in loss.config_fields)
         if self.label_smoothing and self.loss_type not in readers:
-            raise ValueError(
-                f"DPOConfig.label_smoothing={self.label_smoothing} does "
-                f"nothing with loss_type={self.loss_type!r}: only "
-                f"{readers} read it; set loss_type='robust' or "
-                "label_smoothing=0")
+            raise refusal("smoothing_unread", value=self.label_smoothing,
+                          loss_type=self.loss_type, readers=readers)
 
 
 class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
@@ -238,25 +231,17 @@ class PreferenceTokenizer:
             columns["chosen"].to_pylist(), columns["rejected"].to_pylist())]
         if any(same):
             row = same.index(True)
-            raise ValueError(
-                f"{name} row {row}: chosen and rejected are both "
-                f"{dataset[row]['chosen']!r} ({sum(same)} such pairs): DPO "
-                "learns nothing from a pair without a difference; drop "
-                "those rows or give them a different rejected answer")
+            raise refusal("pairs_same", name=name, row=row,
+                          text=dataset[row]["chosen"], count=sum(same))
 
     def check_token_pairs_differ(self, name, dataset):
         """Different texts can still be the same tokens: refuse those too."""
         same = dataset.with_format("arrow")["same_ids"].to_pylist()
         if any(same):
             row = dataset[same.index(True)]
-            raise ValueError(
-                f"{name} row {same.index(True)}: chosen "
-                f"{row['chosen'][:40]!r} and rejected "
-                f"{row['rejected'][:40]!r} become the same tokens "
-                f"({sum(same)} such pairs; e.g. characters outside the "
-                "tokenizer's vocabulary all become one unk token): DPO "
-                "learns nothing from them; drop those rows, or write them "
-                "in characters the tokenizer knows")
+            raise refusal("tokens_same", name=name, row=same.index(True),
+                          chosen=row["chosen"][:40],
+                          rejected=row["rejected"][:40], count=sum(same))
 
     def check_cuts(self, name, dataset):
         """Refuse pairs the cut made equal; say how many were cut."""
@@ -265,17 +250,13 @@ class PreferenceTokenizer:
         cut_equal = columns["cut_equal"].to_pylist()
         cuts, equal = sum(cut), sum(cut_equal)
         if equal:
-            raise ValueError(
-                f"{name}: cut to max_length={self.max_length} tokens, chosen "
-                f"equals rejected in {equal} of {len(dataset)} pairs "
-                f"(first: row {cut_equal.index(True)}): raise "
-                "DPOConfig.max_length")
+            raise refusal("cut_equal", name=name, max_length=self.max_length,
+                          equal=equal, total=len(dataset),
+                          first=cut_equal.index(True))
         if cuts:
-            warnings.warn(
-                f"{name}: {cuts} of {len(dataset)} pairs were cut to "
-                f"max_length={self.max_length} tokens and lost their end "
-                "(<eos>): raise DPOConfig.max_length to keep them whole",
-                stacklevel=2)
+            warnings.warn(str(refusal(
+                "cut_warning", name=name, cuts=cuts, total=len(dataset),
+                max_length=self.max_length)), stacklevel=2)
 
     def collate(self, rows):
         """-> input_ids, attention_mask, completion_mask, each (2B, T)."""

@@ -103,16 +103,57 @@ MESSAGES = {"en": {
         "below the best then gets probability exp(-1/{shown}) = 0, so every "
         "completion of a prompt is the same and every advantage 0 (nothing "
         "to learn); use {least} or more (1.0 samples the policy as it is)",
+    # kit.trainers.dpo: label smoothing, and pairs that teach nothing
+    "smoothing_too_big":
+        "DPOConfig.label_smoothing must be below 0.5, got {value}: at 0.5 a "
+        "label is as likely flipped as not and robust DPO divides by "
+        "1 − 2·0.5 = 0; try 0.1",
+    "smoothing_unread":
+        "DPOConfig.label_smoothing={value} does nothing with "
+        "loss_type={loss_type!r}: only {readers} read it; set "
+        "loss_type='robust' or label_smoothing=0",
+    "pairs_same":
+        "{name} row {row}: chosen and rejected are both {text!r} ({count} "
+        "such pairs): DPO learns nothing from a pair without a difference; "
+        "drop those rows or give them a different rejected answer",
+    "tokens_same":
+        "{name} row {row}: chosen {chosen!r} and rejected {rejected!r} "
+        "become the same tokens ({count} such pairs; e.g. characters "
+        "outside the tokenizer's vocabulary all become one unk token): DPO "
+        "learns nothing from them; drop those rows, or write them in "
+        "characters the tokenizer knows",
+    "cut_equal":
+        "{name}: cut to max_length={max_length} tokens, chosen equals "
+        "rejected in {equal} of {total} pairs (first: row {first}): raise "
+        "DPOConfig.max_length",
+    "cut_warning":
+        "{name}: {cuts} of {total} pairs were cut to max_length={max_length} "
+        "tokens and lost their end (<eos>): raise DPOConfig.max_length to "
+        "keep them whole",
+    # kit.trainers.checkpoint
+    "cannot_resume": "cannot resume from {folder}: {why}",
+    "damaged": "{name} is damaged ({why}), probably cut short while saving: "
+               "resume from an earlier checkpoint, or start a new run",
+    "not_only_tensors":
+        "{name} holds more than tensors and numbers, and loading it could "
+        "run code, so it was not loaded: resume only from checkpoints the "
+        "kit saved",
+    # kit.trainers.nonfinite
+    "nonfinite":
+        "training stopped at step {step}: the loss or a gradient is nan or "
+        "inf ({what}), so the weights were not updated. Lower "
+        "learning_rate, or look for a log(0), a division by zero or a beta "
+        "far from 0.1 in the loss or rewards",
 }}
 
 # The Japanese half (terms as README.ja.md's glossary); a new refusal adds
 # its key here too, with the English one's {fields}: tests/test_i18n.py
-# fails until it does. ("field"'s {what} and {fix} come in English from
-# BATCH_RULES and check_fields.)
+# fails until it does. ("field"'s {what} and {fix} are the rules' English
+# words, said through FIXES below.)
 MESSAGES["ja"] = {
     "field":
         "{owner}.{field} の値は {what} {bound} でなければなりませんが、"
-        "{shown} でした: {fix}",
+        "{shown} でした。{fix}",
     "whole_groups":
         "GRPOConfig.per_device_train_batch_size ({batch}) は補完の数で、"
         "num_generations ({G}) の倍数でなければなりません: {lower} か "
@@ -128,7 +169,7 @@ MESSAGES["ja"] = {
         "{name} は {kind} です: datasets.Dataset、dict のリスト (1 行に 1 つ) "
         "か pandas DataFrame を渡してください",
     "no_pad_token":
-        "{trainer} には processing_class が必要です: "
+        "{trainer} には processing_class が必要です。"
         "パディングトークンを持つトークナイザー (よくある修正は "
         "tokenizer.pad_token = tokenizer.eos_token)",
     "empty": "{name} が空です: {algorithm} には {rows} が必要です",
@@ -137,7 +178,7 @@ MESSAGES["ja"] = {
         "が必要です (あるのは {has})",
     "not_text":
         "{name} の行 {index}: 列 {column!r} の値は {value!r} ({kind}) で、"
-        "テキストではありません: すべての {column!r} を文字列にしてください "
+        "テキストではありません。すべての {column!r} を文字列にしてください "
         "(例: str(value))",
     "prompt_too_long":
         "{name} の行 {index}: プロンプトが {length} トークンで、{short} は "
@@ -145,7 +186,7 @@ MESSAGES["ja"] = {
     "unknown_text":
         "{name}: {total} 行中 {rows} 行にトークナイザーの語彙にない文字があり"
         "、すべて {unk} になるので、モデルはそれらを区別できません "
-        "({per_column}; 例: 行 {row} {column!r} {start!r}: {examples}): "
+        "({per_column}; 例：行 {row} {column!r} {start!r}: {examples}): "
         "トークナイザーが知っている文字で書くか、それらを知っているトークナイ"
         "ザーを使ってください",
     "enough_prompts":
@@ -155,32 +196,32 @@ MESSAGES["ja"] = {
         "これらの設定を下げてください",
     "no_rewards":
         "GRPOTrainer には報酬関数が少なくとも 1 つ必要ですが、reward_funcs=[] "
-        "でした: 例 reward_funcs=[kit.tasks.correctness_reward]",
+        "でした。例 reward_funcs=[kit.tasks.correctness_reward]",
     "not_callable":
-        "reward_funcs[{i}] は {shown} ({kind}) で、関数ではありません: 関数 "
+        "reward_funcs[{i}] は {shown} ({kind}) で、関数ではありません。関数 "
         "reward(prompts, completions, **columns) -> list[float] "
         "を渡してください",
     "reward_raised":
-        "報酬関数 {name} が {kind} を送出しました: {error} "
-        "(受け取るのはキーワード引数 prompts, completions と {dataset} の列 "
-        "{columns} です)",
+        "報酬関数 {name} が {kind} を送出しました: `{error}`"
+        "（受け取るのはキーワード引数 prompts、completions と {dataset} の"
+        "列 {columns} です）",
     "reward_shape":
-        "報酬関数 {name} が形状 {shape} の配列を返しました: 補完ごとに 1 つの "
+        "報酬関数 {name} が形状 {shape} の配列を返しました。補完ごとに 1 つの "
         "float を返してください",
     "reward_unreadable":
         "報酬関数 {name} が値を読めない {kind} を返しました ({error_kind}: "
         "{error}): 補完ごとに 1 つの float のリストを返してください",
     "reward_not_a_list":
-        "報酬関数 {name} が補完ごとに 1 つの値ではなく {kind} を返しました: "
+        "報酬関数 {name} が補完ごとに 1 つの値ではなく {kind} を返しました。"
         "補完ごとに 1 つの float のリストを返してください",
     "reward_count":
         "報酬関数 {name} が {wanted} 個の補完に対して {have} "
-        "個の値を返しました: 補完ごとに 1 つの float のリストを返してください",
+        "個の値を返しました。補完ごとに 1 つの float のリストを返してください",
     "reward_not_a_number":
-        "報酬関数 {name} が補完 {i} ({completion!r}) に {shown} を返しました: "
+        "報酬関数 {name} が補完 {i} ({completion!r}) に {shown} を返しました。"
         "すべての補完に float を返してください (報酬なしは 0.0)",
     "reward_not_finite":
-        "報酬関数 {name} が補完 {i} ({completion!r}) に {shown} を返しました: "
+        "報酬関数 {name} が補完 {i} ({completion!r}) に {shown} を返しました。"
         "報酬は有限の float32 の数でなければなりません。クリップしてください "
         "(例: math.log(p) ではなく max(math.log(p), -10.0))",
     "choice":
@@ -188,7 +229,7 @@ MESSAGES["ja"] = {
         "{value!r} でした",
     "float32":
         "{owner}.{field} は {shown} で、損失を計算する float32 では {as32} "
-        "になります: {fix}",
+        "になります。{fix}",
     "ipo_beta":
         "DPOConfig.beta は {shown} です: loss_type='ipo' では目標のマージン "
         "1/(2·beta) が float32 で inf になり、損失は nan です。0.1 を試して"
@@ -199,12 +240,86 @@ MESSAGES["ja"] = {
         "の補完がすべて同じで、アドバンテージはすべて 0 です (学ぶものが"
         "ありません)。{least} 以上にしてください (1.0 は方策そのままに"
         "サンプリングします)",
+    "smoothing_too_big":
+        "DPOConfig.label_smoothing は 0.5 未満でなければなりませんが、"
+        "{value} でした。0.5 ではラベルが反転する確率としない確率が等しく、"
+        "robust DPO は 1 − 2·0.5 = 0 で割ることになります。0.1 を試して"
+        "ください",
+    "smoothing_unread":
+        "DPOConfig.label_smoothing={value} は loss_type={loss_type!r} では"
+        "使われません。これを読むのは {readers} だけです。"
+        "loss_type='robust' にするか、label_smoothing=0 にしてください",
+    "pairs_same":
+        "{name} の {row} 行目: chosen と rejected がどちらも {text!r} です"
+        "（このようなペアが {count} 個）。違いのないペアから DPO は何も"
+        "学習しません。その行を除くか、別の rejected を与えてください",
+    "tokens_same":
+        "{name} の {row} 行目: chosen {chosen!r} と rejected {rejected!r} "
+        "が同じトークン列になります（このようなペアが {count} 個。たとえば"
+        "トークナイザーの語彙にない文字は、すべて 1 つの unk トークンに"
+        "なります）。DPO はここから何も学習しません。その行を除くか、"
+        "トークナイザーが知っている文字で書いてください",
+    "cut_equal":
+        "{name}: max_length={max_length} トークンで切ると、{total} 個の"
+        "ペアのうち {equal} 個で chosen と rejected が同じになります"
+        "（最初は {first} 行目）。DPOConfig.max_length を大きくしてください",
+    "cut_warning":
+        "{name}: {total} 個のペアのうち {cuts} 個が "
+        "max_length={max_length} トークンで切られ、末尾（<eos>）を失い"
+        "ました。全体を残すには DPOConfig.max_length を大きくしてください",
+    "cannot_resume": "{folder} から再開できません: {why}",
+    "damaged": "{name} が壊れています（{why}）。保存の途中で止まった"
+               "のでしょう。前のチェックポイントから再開するか、新しく"
+               "学習を始めてください",
+    "not_only_tensors":
+        "{name} にはテンソルと数以外のものが入っていて、読み込むとコードが"
+        "実行されうるため、読み込みませんでした。kit が保存した"
+        "チェックポイントからだけ再開してください",
+    "nonfinite":
+        "ステップ {step} で学習を止めました。損失か勾配が nan または inf "
+        "です（{what}）。重みは更新していません。learning_rate を下げるか、"
+        "損失や報酬の中の log(0)、0 での割り算、0.1 から大きく離れた beta "
+        "を探してください",
 }
 
 
 def refusal(key, **fields):
     """The ValueError of MESSAGES[key], in the kit's language."""
     return ValueError(i18n.text(MESSAGES, key, **fields))
+
+
+# What a rule's field must be, and its fix (the rules' last item), keyed by
+# their English: the rules read as English, and a refusal speaks the kit's
+# language.
+FIXES = {"en": {}, "ja": {
+    "a whole number": "整数",
+    "a finite number": "有限の数",
+    "write it without quotes": "引用符なしで書いてください",
+    "try 8": "8 を試してください",
+    "try 32": "32 を試してください",
+    "try 0.2": "0.2 を試してください",
+    "try 0.1": "0.1 を試してください",
+    "1 means no accumulation": "1 は勾配累積なしです",
+    "advantages compare completions of the same prompt":
+        "アドバンテージは同じプロンプトの補完どうしを比べます",
+    "1 generates for every micro-step":
+        "1 ならマイクロバッチごとに生成します",
+    "1.0 samples the policy as it is":
+        "1.0 なら方策そのままにサンプリングします",
+    "0 turns the KL off; try 0.04":
+        "0 で KL 項がなくなります。0.04 を試してください",
+    "prompt + completion tokens, e.g. 64":
+        "プロンプトと補完のトークン数の合計、たとえば 64",
+    "the chance a label is flipped, e.g. 0.1":
+        "ラベルが反転する確率、たとえば 0.1",
+}}
+FIXES["en"] = {english: english for english in FIXES["ja"]}
+
+
+def in_words(english):
+    """A rule's English words in the kit's language (as they are when the
+    table does not have them)."""
+    return i18n.text(FIXES, english) if english in FIXES["en"] else english
 
 
 # ------------------------------------------------------------------ configs
@@ -231,14 +346,16 @@ def check_fields(config, rules):
             if kind is float:
                 check_float32(config, field, bound, fix)
             continue
-        what = "a whole number" if kind is int else "a finite number"
+        what = in_words("a whole number" if kind is int
+                        else "a finite number")
         shown = _shown(value)
         if not _is_number(value, kind):
             shown += f" ({type(value).__name__}"
-            shown += ": write it without quotes)" if isinstance(
-                value, str) else ")"
+            shown += (": " + in_words("write it without quotes") + ")"
+                      if isinstance(value, str) else ")")
         raise refusal("field", owner=type(config).__name__, field=field,
-                      what=what, bound=bound, shown=shown, fix=fix)
+                      what=what, bound=bound, shown=shown,
+                      fix=in_words(fix))
 
 
 def check_float32(config, field, bound, fix):
@@ -249,7 +366,8 @@ def check_float32(config, field, bound, fix):
     if math.isinf(as32) or (as32 == 0 and value != 0 and bound.startswith(
             ">") and not bound.startswith(">=")):
         raise refusal("float32", owner=type(config).__name__, field=field,
-                      shown=_shown(value), as32=_shown(as32), fix=fix)
+                      shown=_shown(value), as32=_shown(as32),
+                      fix=in_words(fix))
 
 
 def check_ipo_beta(beta):

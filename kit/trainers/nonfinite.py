@@ -12,14 +12,14 @@ import math
 
 import torch
 
+from kit import i18n
+from kit.trainers.guards import MESSAGES
+
 
 def stop(step, what):
     """The one error every kit trainer raises for a nan or an inf."""
-    raise FloatingPointError(
-        f"training stopped at step {step}: the loss or a gradient is nan or "
-        f"inf ({what}), so the weights were not updated. Lower "
-        "learning_rate, or look for a log(0), a division by zero or a beta "
-        "far from 0.1 in the loss or rewards")
+    raise FloatingPointError(i18n.text(MESSAGES, "nonfinite", step=step,
+                                       what=what))
 
 
 class NonFiniteMixin:

@@ -85,13 +85,13 @@ from kit import models
 
 fresh = models.tiny_model("cpu")
 config = fresh.config
-print(f"{fresh.num_parameters():,} parameters:", config.num_hidden_layers,
-      "layers of width", config.hidden_size)
+print(f"{fresh.num_parameters():,} parameters, num_hidden_layers="
+      f"{config.num_hidden_layers}, hidden_size={config.hidden_size}")
 
 policy, tokenizer = models.load_policy()
 held_out = tasks.prompt_dataset("test")
 accuracy = models.greedy_accuracy(policy, tokenizer, held_out)
-print(f"greedy accuracy on held-out sums: {accuracy:.3f}")
+print(f"held-out greedy accuracy: {accuracy:.3f}")
 print(models.complete(policy, tokenizer, held_out["prompt"][:8]),
       "should be", held_out["answer"][:8])
 

@@ -47,7 +47,7 @@ print(batch["labels"])
 
 outputs = model(**batch)
 print("logits:", tuple(outputs.logits.shape),
-      f" the model's loss: {outputs.loss.item():.4f}")
+      f" outputs.loss: {outputs.loss.item():.4f}")
 
 # %% [markdown]
 # ## ★ Exercise 1: `causal_lm_loss(logits, labels)`
@@ -161,6 +161,7 @@ print(f"held-out: your loss {trainer.evaluate()['eval_loss']:.3f}, "
 
 # %% tags=["train"]
 from kit.gradients import accumulated_gradient, split
+from kit.labels import say  # a line in the notebook's language
 
 show(accumulated_gradient)
 
@@ -173,27 +174,24 @@ def compare_with_one_big_batch(trainer_class, label):
     accumulated = accumulated_gradient(trainer, split(batch, [1, 3]))
     ratio = (accumulated.norm() / big.norm()).item()
     off = ((accumulated - big).norm() / big.norm()).item()
-    print(f"{label:<34} size ×{ratio:.3f}, off by {off:.1%}")
+    print(f"{label:<16} ×{ratio:.3f}, {off:.1%}")
     return ratio, off
 
 
 def verdict(ratio, off):
     """What the numbers say, in words."""
     if off < 1e-3:
-        return "the big batch's gradient: exact under accumulation"
+        return say("ga_exact")  # the big batch's gradient
     if abs(ratio - 2) < 0.25:
-        return (f"×{ratio:.2f} the big batch's: the mean-loss trap "
-                "(nobody divided by the 2 accumulation steps)")
-    return (f"×{ratio:.2f} the big batch's and {off:.0%} off in "
-            "direction: close, not equal")
+        return say("ga_mean_trap", ratio=ratio)  # nobody divided by 2
+    return say("ga_close", ratio=ratio, off=off)  # close, not equal
 
 
-print("the stock Trainer's gradient:",
-      verdict(*compare_with_one_big_batch(Trainer, "stock Trainer")))
+print("Trainer:", verdict(*compare_with_one_big_batch(Trainer, "Trainer")))
 
 # %% tags=["train", "uses-exercise"]
-print("your trainer's gradient:",
-      verdict(*compare_with_one_big_batch(MyTrainer, "your MyTrainer")))
+print("MyTrainer:",
+      verdict(*compare_with_one_big_batch(MyTrainer, "MyTrainer")))
 
 # %% [markdown]
 # If your loss is the mean that `F.cross_entropy` returns, the line above
@@ -220,7 +218,7 @@ class HalfFixed(MyTrainer):
     loss_is_scaled_for_ga = False  # "divide my loss by the GA steps, please"
 
 
-print("with loss_is_scaled_for_ga = False:",
+print("HalfFixed:",
       verdict(*compare_with_one_big_batch(HalfFixed, "HalfFixed")))
 
 # %% [markdown]

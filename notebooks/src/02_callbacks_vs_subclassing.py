@@ -74,7 +74,7 @@ trainer = recipes.sft_trainer(
                LivePlotCallback(title="stopped by a callback")])
 recipes.quiet(trainer)
 result = trainer.train()
-print("stopped at step", result.global_step, "of 1000")
+print(f"global_step: {result.global_step} (max_steps: 1000)")
 
 # %% [markdown]
 # ## ★★ Exercise 2: callback or subclass?

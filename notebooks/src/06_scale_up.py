@@ -13,6 +13,7 @@
 # %%
 from kit import doctor, recipes, tasks
 from kit.course import setup_notebook
+from kit.labels import say  # a line in the notebook's language
 from kit.live import LivePlotCallback
 from kit.models import PRESETS, default_preset, load_policy, pick_device
 from kit.trainers import DPOConfig, GRPOConfig
@@ -79,9 +80,7 @@ if online:
     recipes.quiet(trainer)
     trainer.train()
 else:
-    print("Offline: the toy world above stands in for the real model. "
-          "Online (e.g. on Colab), this cell trains "
-          "HuggingFaceTB/SmolLM2-135M-Instruct on GSM8K.")
+    print(say("offline_hub_run"))
 
 # %% [markdown]
 # ## Several processes
@@ -115,16 +114,18 @@ else:
 # that names the field and the fix:
 
 # %%
-attempts = {
-    "one generation per prompt": lambda: GRPOConfig(
+attempts = {  # what was tried: one generation per prompt, a batch that
+    # splits a group, a negative beta, a reward of the wrong length, a
+    # dataset without its prompt column
+    "num_generations=1": lambda: GRPOConfig(
         "runs/06_bad", num_generations=1),
-    "a batch that splits a group": lambda: GRPOConfig(
+    "per_device_train_batch_size=12, num_generations=8": lambda: GRPOConfig(
         "runs/06_bad", per_device_train_batch_size=12, num_generations=8),
-    "a negative beta for DPO": lambda: DPOConfig("runs/06_bad", beta=-0.1),
-    "a reward of the wrong length": lambda: recipes.grpo_trainer(
+    "DPOConfig(beta=-0.1)": lambda: DPOConfig("runs/06_bad", beta=-0.1),
+    "reward_funcs=[lambda ...: [1.0]]": lambda: recipes.grpo_trainer(
         "cpu", output_dir="runs/06_bad",
         reward_funcs=[lambda prompts, completions, **columns: [1.0]]),
-    "a dataset without its column": lambda: recipes.grpo_trainer(
+    "train_dataset=tasks.sft_dataset(...)": lambda: recipes.grpo_trainer(
         "cpu", output_dir="runs/06_bad",
         train_dataset=tasks.sft_dataset("train", n=64)),
 }
@@ -182,8 +183,7 @@ from kit.trainers import GRPOTrainer
 try:
     import trl
 except ImportError:
-    print("TRL is not installed: `pip install .[trl]` (or `pip install "
-          "trl`) to read its GRPOTrainer here.")
+    print(say("trl_missing"))
 else:
     print(f"TRL {trl.__version__}:")
     show(trl.GRPOTrainer.get_train_dataloader)

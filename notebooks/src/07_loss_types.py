@@ -52,7 +52,7 @@ for name in ("grpo", "bnpo"):
                                        torch.ones(2), mask)
     loss.backward()
     weights = ", ".join(f"{w:.3f}" for w in (-logps.grad[:, 0]).tolist())
-    print(f"{name:5s} weight of a token, lengths 2 and 8: {weights}")
+    print(f"{name:5s} token weight, lengths 2 / 8: {weights}")
 
 # %% [markdown]
 # ## ★★ Exercise 1: `dapo_loss`
@@ -192,7 +192,7 @@ for loss_type in ("grpo", "dapo"):
                          for row in trainer.state.log_history
                          if "completions/mean_length" in row]
     late = curves[loss_type][len(curves[loss_type]) // 2:]
-    print(f"{loss_type}: mean completion length over the last half:"
+    print(f"{loss_type}: completions/mean_length, last half:"
           f" {sum(late) / len(late):.2f}")
 
 # %% [markdown]

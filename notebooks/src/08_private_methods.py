@@ -72,7 +72,7 @@ changed = {f.name: f for f in private_methods.check()}
 for name, (recorded, files) in private_methods.RECORD.items():
     state = changed[name].message if name in changed else "as recorded"
     print(f"Trainer.{name}{recorded}: {state}")
-print(f"(recorded with transformers {private_methods.RECORDED_WITH})")
+print(f"RECORDED_WITH: transformers {private_methods.RECORDED_WITH}")
 
 # %% [markdown]
 # Which methods TRL's `DPOTrainer` and `GRPOTrainer`, and Axolotl's
@@ -185,8 +185,8 @@ stopped = toy_trainer(MyCheckpointedTrainer, folder)
 stopped.add_callback(StopAfterSave())
 stopped.train()
 print("in checkpoint-1:", sorted(os.listdir(f"{folder}/checkpoint-1")))
-print(f"saved mid-buffer: step {stopped._step} of a buffer of "
-      f"{len(stopped._buffer)} slices")
+print(f"saved mid-buffer: _step {stopped._step}, len(_buffer) "
+      f"{len(stopped._buffer)}")
 
 # %% [markdown]
 # One thing the kit's own version does that yours need not: it writes its
