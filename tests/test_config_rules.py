@@ -238,13 +238,14 @@ def test_numpy_and_torch_rewards_are_read():
 
 def test_the_guards_refusals_live_in_one_table():
     """One table, kit.i18n's shape: a second language is a table to fill
-    (the configs', DPO's pairs, resuming, a nan or an inf)."""
+    (the configs', DPO's pairs, a nan or an inf; resuming has its own,
+    kit.trainers.checkpoint.REFUSALS)."""
     import inspect
 
     from kit import i18n
-    from kit.trainers import checkpoint, dpo, grpo_config, guards, nonfinite
+    from kit.trainers import dpo, grpo_config, guards, nonfinite
     source = "".join(inspect.getsource(module) for module in (
-        guards, grpo_config, dpo, checkpoint, nonfinite))
+        guards, grpo_config, dpo, nonfinite))
     code = source.split("def refusal", 1)[1]  # after the table
     assert "raise ValueError(" not in code  # every refusal is a key
     unused = [key for key in guards.MESSAGES["en"]

@@ -10,10 +10,11 @@ from kit import checks, i18n, labels
 from kit.grading import report_text
 from kit.checks import EXERCISES, advice
 from kit.checks.messages import MESSAGES
-from kit.trainers import guards
+from kit.trainers import checkpoint, guards
 
 TABLES = {"checks.MESSAGES": MESSAGES, "guards.MESSAGES": guards.MESSAGES,
-          **labels.TABLES, **report_text.TABLES}
+          "guards.FIXES": guards.FIXES, "checkpoint.REFUSALS":
+          checkpoint.REFUSALS, **labels.TABLES, **report_text.TABLES}
 pytestmark = pytest.mark.usefixtures("lenient")
 
 

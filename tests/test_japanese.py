@@ -23,7 +23,8 @@ from kit import i18n, labels
 from kit.checks import EXERCISES
 from kit.checks.messages import MESSAGES
 from kit.grading import report_text
-from kit.trainers import guards
+from kit.trainers import checkpoint, guards
+from tools.japanese_outputs import english_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 README_JA = ROOT / "README.ja.md"
@@ -70,7 +71,8 @@ def kit_texts():
     """(where, text) for every Japanese line the kit prints."""
     tables = {"checks.MESSAGES": MESSAGES,
               "guards.MESSAGES": guards.MESSAGES, "guards.FIXES": guards.FIXES,
-              **labels.TABLES, **report_text.TABLES}
+              "checkpoint.REFUSALS": checkpoint.REFUSALS, **labels.TABLES,
+              **report_text.TABLES}
     for name, table in tables.items():
         for key, text in table["ja"].items():
             yield f"{name}[{key!r}]", text
@@ -147,16 +149,10 @@ def test_the_rules_catch_what_they_name():
 
 # ------------------------------------------------ English in a Japanese run
 
-# three or more plain English words in a row: not an identifier (loss_type,
-# kit.trainers), a call (log(0)), a metric (rewards/margins) or code
-ENGLISH_RUN = re.compile(
-    r"(?<![\w./'=-])[A-Za-z][a-z']*(?: [a-z][a-z']*){2,}(?![\w(/=_-])")
-
-
-def english_runs(text):
-    """Runs of English words in `text`, code spans left out."""
-    text = re.sub(r"`[^`]*`", "", text)
-    return ENGLISH_RUN.findall(text)
+def test_no_japanese_text_of_the_kit_holds_an_english_sentence():
+    found = [f"{where}: {run}" for where, text in kit_texts()
+             for run in english_runs(text)]
+    assert found == []
 
 
 def test_the_english_detector_finds_sentences_not_names():

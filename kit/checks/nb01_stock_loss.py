@@ -222,8 +222,8 @@ CAUSAL_LM_LOSS_WORDS = {
                "return the tensor F.cross_entropy gives, with autograd on"),
         "ja": ("切り離された損失",
                "損失が勾配を持っていません (.detach(), .item() や "
-               "torch.no_grad()) ので、学習は 'element 0 of tensors does not "
-               "require grad' で止まります",
+               "torch.no_grad()) ので、学習は `element 0 of tensors does not "
+               "require grad` で止まります",
                "autograd を有効にしたまま、F.cross_entropy が返すテンソルを"
                "返してください")},
     "property:labelled_first_position": {
@@ -469,8 +469,8 @@ COMPUTE_LOSS_WORDS = {
                "loss tensor itself"),
         "ja": ("切り離された損失",
                "損失がモデルへの勾配を持っていません (.detach(), .item() や "
-               "torch.no_grad()) ので、学習は 'element 0 of tensors does not "
-               "require grad' で止まります",
+               "torch.no_grad()) ので、学習は `element 0 of tensors does not "
+               "require grad` で止まります",
                "autograd を有効にしたままモデルと損失を計算し、損失のテンソ"
                "ルそのものを返してください")},
     "property:gradient_accumulation": {

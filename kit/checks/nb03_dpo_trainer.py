@@ -298,8 +298,8 @@ DPO_COMPUTE_LOSS_WORDS = {
                "keep only the reference under torch.no_grad()"),
         "ja": ("切り離された損失",
                "方策の順伝播が torch.no_grad() の下で実行されました (または損"
-               "失を .detach() しました): 学習は 'element 0 of tensors does "
-               "not require grad' で止まります",
+               "失を .detach() しました): 学習は `element 0 of tensors does "
+               "not require grad` で止まります",
                "torch.no_grad() の下に置くのは参照モデルだけにしてください")},
     "per_pair_losses": {
         "en": ("per-pair losses returned",

@@ -294,8 +294,8 @@ PREPARE_INPUTS_WORDS = {
         "ja": ("評価の分岐がない",
                "これでは評価でもサンプリングしてスライスを 1 つだけ供給しま"
                "す: held-out の補完は貪欲で、すべてそろっている必要があります",
-               "最初に: if not self.model.training: return "
-               "self._generate_and_score(generation_batch, greedy=True)")},
+               "最初に: `if not self.model.training: return "
+               "self._generate_and_score(generation_batch, greedy=True)`")},
     "step_never_counted": {
         "en": ("step never counted",
                "self._step stays 0, so every step generates anew and serves "
@@ -314,8 +314,8 @@ PREPARE_INPUTS_WORDS = {
                "compute_loss は None のときでも "
                "inputs['old_per_token_logps'] を読みます。キーがないと 2 セル"
                "後に KeyError になります",
-               "すべてのキーを残します: None if value is None else "
-               "value[rows]")},
+               "すべてのキーを残します: `None if value is None else "
+               "value[rows]`")},
     "keys_shuffled_apart": {
         "en": ("keys shuffled apart",
                "each key got its own order, so a slice's completion_ids, "
@@ -440,7 +440,7 @@ PREPARE_INPUTS_WORDS = {
         "en": "step {step}'s old_per_token_logps should stay None (None if "
               "value is None else value[rows])",
         "ja": "ステップ {step} の old_per_token_logps は None のままであるべ"
-              "きです (None if value is None else value[rows])"},
+              "きです (`None if value is None else value[rows]`)"},
     "problem.slice size": {
         "en": "step {step} got {count} completions; each step gets a slice "
               "of per_device_train_batch_size=8",

@@ -266,8 +266,8 @@ GET_BATCH_SAMPLES_WORDS = {
         "ja": ["有効なトークンを数えます。ステップの準備済みのすべてのバッチ"
                "の completion_mask の合計で、補完の数でも、マスクの大きさでも"
                "ありません。",
-               "まず準備します: batches = [self._prepare_inputs(batch) for "
-               "batch in batches]。親が返すのはプロンプトの行です。数える "
+               "まず準備します: `batches = [self._prepare_inputs(batch) for "
+               "batch in batches]`。親が返すのはプロンプトの行です。数える "
                "completion_mask があるのは準備済みのバッチだけです。",
                "生成ではなくステップを数えます。いま準備したバッチがこのステ"
                "ップのものです。バッファの k 個のスライスがステップになるのは"

@@ -191,8 +191,8 @@ REPORT = {"en": {
                    "Python と kit は読み取り専用です (あなたのほかのファイルは"
                    "そうではありません)",
     "not_walled": "分離：カーネルごとのプロセス以外はありません (カーネルは"
-                  "あなたの権限で動きます: {why})。README の「Student code "
-                  "runs on your machine」を参照してください",
+                  "あなたの権限で動きます: {why})。README の `Student code "
+                  "runs on your machine` を参照してください",
     "not_written": "{path} に書き込めませんでした: {why}",
 }}
 

@@ -20,7 +20,7 @@ from transformers.trainer import (OPTIMIZER_NAME, SCHEDULER_NAME,
                                   TRAINER_STATE_NAME)
 from transformers.trainer_utils import get_last_checkpoint
 
-from kit.trainers.guards import refusal
+from kit import i18n
 from kit.trainers.run_lock import output_folder_lock
 
 METADATA = "kit_checkpoint.json"  # written last: its presence means "whole"
@@ -133,70 +133,49 @@ class CheckpointMixin:
     def _read_metadata(self, folder):
         """kit_checkpoint.json, or an error that says what the folder is."""
         if not os.path.exists(folder):
-            refuse(folder, "there is no such folder: check the path (a "
-                           "checkpoint is a checkpoint-N folder inside the "
-                           "run's output folder)")
+            refuse(folder, "no_folder")
         if not os.path.isdir(folder):
-            refuse(folder, "it is a file: give a checkpoint-N folder")
+            refuse(folder, "a_file")
         path = os.path.join(folder, METADATA)
         if not os.path.isfile(path):
             latest = get_last_checkpoint(folder)
             if latest:
-                refuse(folder, "it is a run's folder, not one of its "
-                               "checkpoints: resume from its latest, "
-                               f"--resume-from-checkpoint {latest}")
+                refuse(folder, "run_folder", latest=latest)
             state = os.path.join(folder, TRAINER_STATE_NAME)
             if not os.path.isfile(state):
-                refuse(folder, f"it has neither {TRAINER_STATE_NAME} nor "
-                               f"{METADATA}, which are written last: saving "
-                               "it was cut short (or it is not a "
-                               "checkpoint): resume from an earlier "
-                               "checkpoint, or start a new run")
+                refuse(folder, "neither", state=TRAINER_STATE_NAME)
             if self.state_file and os.path.isfile(
                     os.path.join(folder, self._state_file())):
-                refuse(folder, f"it has {self._state_file()} but no "
-                               f"{METADATA}, which is written after it: "
-                               "saving it was cut short: resume from an "
-                               "earlier checkpoint, or start a new run")
+                refuse(folder, "cut_short", name=self._state_file())
             if _saved_by_the_kit(state):
-                refuse(folder, f"it has {TRAINER_STATE_NAME} from a kit "
-                               f"trainer but no {METADATA}, which is "
-                               "written after it: saving it was cut short: "
-                               "resume from an earlier checkpoint, or "
-                               "start a new run")
-            refuse(folder, f"it has no {METADATA}, so it was not saved by a "
-                           "kit trainer: start a new run, or resume from a "
-                           f"checkpoint {type(self).__name__} saved")
+                refuse(folder, "cut_short_kit", name=TRAINER_STATE_NAME)
+            refuse(folder, "not_the_kits", trainer=type(self).__name__)
         try:
             with open(path) as file:
                 saved = json.load(file)
         except (ValueError, UnicodeDecodeError) as error:
-            damaged(folder, METADATA, f"not JSON: {error}")
+            damaged(folder, METADATA, _said("not_json", error=error))
         if not (isinstance(saved, dict) and isinstance(saved.get("trainer"),
                                                        str)
                 and isinstance(saved.get("settings"), dict)):
-            damaged(folder, METADATA, "it lacks 'trainer' or 'settings'")
+            damaged(folder, METADATA, _said("lacks"))
         return saved
 
     def _check_trainer(self, folder, saved):
         """The same kit trainer (a learner's subclass counts as its base)."""
         mine = self._checkpoint_metadata()["trainer"]
         if saved["trainer"] != mine:
-            refuse(folder, f"it was saved by {saved['trainer']}, and this is "
-                           f"{mine}: resume from a {mine} checkpoint or start "
-                           "a new run")
+            refuse(folder, "other_trainer", theirs=saved["trainer"],
+                   mine=mine)
 
     def _check_settings(self, folder, saved):
         """The same settings: they shape each step's batch and loss."""
         for name, value in self.checkpoint_settings().items():
             if name not in saved["settings"]:
-                refuse(folder, f"it was saved by an older kit, which did not "
-                               f"record {name}: start a new run")
+                refuse(folder, "older_kit", name=name)
             if saved["settings"][name] != value:
-                refuse(folder, f"it was saved with {name}="
-                               f"{saved['settings'][name]}, this run has "
-                               f"{name}={value}: resume with the same {name} "
-                               "or start a new run")
+                refuse(folder, "other_setting", name=name,
+                       theirs=saved["settings"][name], value=value)
 
     def _check_files(self, folder):
         """Every file a resume reads is there and whole."""
@@ -204,18 +183,16 @@ class CheckpointMixin:
         for name in (TRAINER_STATE_NAME, OPTIMIZER_NAME, SCHEDULER_NAME,
                      self._rng_file(), *state):
             if not os.path.isfile(os.path.join(folder, name)):
-                refuse(folder, f"{name} is missing, so the run would not "
-                               "continue as it was: copy the whole "
-                               "checkpoint folder, or start a new run")
+                refuse(folder, "missing", name=name)
         if not any(os.path.isfile(os.path.join(folder, name))
                    for name in (WEIGHTS, *OTHER_WEIGHTS)):
-            refuse(folder, f"{WEIGHTS} is missing: copy the whole "
-                           "checkpoint folder, or start a new run")
+            refuse(folder, "missing", name=WEIGHTS)
         try:
             with open(os.path.join(folder, TRAINER_STATE_NAME)) as file:
                 json.load(file)
         except (ValueError, UnicodeDecodeError) as error:
-            damaged(folder, TRAINER_STATE_NAME, f"not JSON: {error}")
+            damaged(folder, TRAINER_STATE_NAME,
+                    _said("not_json", error=error))
         for name in (OPTIMIZER_NAME, SCHEDULER_NAME, self._rng_file()):
             # torch.save writes a zip whose directory is at the very end:
             # a file cut short has none
@@ -234,15 +211,12 @@ class CheckpointMixin:
                 with open(config) as file:
                     theirs = json.load(file)
             except (ValueError, UnicodeDecodeError) as error:
-                damaged(folder, "config.json", f"not JSON: {error}")
+                damaged(folder, "config.json", _said("not_json", error=error))
             mine = model.config.to_dict()
             for key in SHAPE:
                 if theirs.get(key) != mine.get(key):
-                    refuse(folder, f"its model has {key}={theirs.get(key)}, "
-                                   f"this run's model has {key}="
-                                   f"{mine.get(key)}: resume with the model "
-                                   "(and --preset) the checkpoint was "
-                                   "trained from, or start a new run")
+                    refuse(folder, "other_model", setting=key,
+                           theirs=theirs.get(key), mine=mine.get(key))
         weights = os.path.join(folder, WEIGHTS)
         if not os.path.isfile(weights):
             return  # another format: the Trainer checks it as it loads
@@ -252,11 +226,9 @@ class CheckpointMixin:
                 for key in file.keys():
                     shape = tuple(file.get_slice(key).get_shape())
                     if key in shapes and shapes[key] != shape:
-                        refuse(folder, f"its {WEIGHTS} holds {key} of shape "
-                                       f"{shape}, this run's model "
-                                       f"{shapes[key]}: resume with the "
-                                       "model (and --preset) the checkpoint "
-                                       "was trained from, or start a new run")
+                        refuse(folder, "other_shape", setting=key,
+                               shape=shape,
+                               mine=shapes[key])
         except SafetensorError as error:
             damaged(folder, WEIGHTS, str(error))
 
@@ -271,24 +243,20 @@ class CheckpointMixin:
             state = torch.load(os.path.join(folder, name),
                                map_location="cpu", weights_only=True)
         except pickle.UnpicklingError:
-            refuse(folder, said("not_only_tensors", name=name))
+            refuse(folder, "not_only_tensors", name=name)
         except (RuntimeError, EOFError, OSError) as error:
             damaged(folder, name, str(error).splitlines()[0])
         expected = sorted(self.checkpoint_state())
         if not isinstance(state, dict) or sorted(state) != expected:
             found = sorted(state) if isinstance(state, dict) else type(
                 state).__name__
-            refuse(folder, f"{name} holds {found}, not {expected}: it was "
-                           f"not saved by {type(self).__name__}: resume from "
-                           "a checkpoint it saved, or start a new run")
+            refuse(folder, "other_state", name=name, found=found,
+                   expected=expected, trainer=type(self).__name__)
         with open(os.path.join(folder, TRAINER_STATE_NAME)) as file:
             global_step = json.load(file).get("global_step")
         problem = self.checkpoint_state_problem(state, global_step)
         if problem:
-            refuse(folder, f"{name} {problem}: it was not saved with this "
-                           "checkpoint by a run with these settings: resume "
-                           "from a checkpoint the kit saved, or start a new "
-                           "run")
+            refuse(folder, "unfit_state", name=name, problem=problem)
         return state
 
     def checkpoint_state_problem(self, state, global_step):
@@ -335,13 +303,134 @@ def _saved_by_the_kit(trainer_state):
         saved.get("stateful_callbacks") or {})
 
 
-def refuse(folder, why):
-    raise refusal("cannot_resume", folder=folder, why=why)
+def refuse(folder, reason, **fields):
+    """The ValueError for a checkpoint that cannot be resumed: why, and
+    what to do, in the kit's language (REFUSALS[reason])."""
+    raise ValueError(i18n.text(REFUSALS, "cannot_resume", folder=folder,
+                               why=i18n.text(REFUSALS, reason, **fields)))
 
 
 def damaged(folder, name, why):
-    refuse(folder, said("damaged", name=name, why=why))
+    refuse(folder, "damaged", name=name, why=why)
 
 
-def said(key, **fields):
-    return str(refusal(key, **fields))
+def _said(key, **fields):
+    return i18n.text(REFUSALS, key, **fields)
+
+
+# ------------------------------------------------------------- the words
+
+# Why a checkpoint cannot be resumed, and what to do, in kit.i18n's shape;
+# tests/test_i18n.py insists on the Japanese half.
+REFUSALS = {"en": {
+    "cannot_resume": "cannot resume from {folder}: {why}",
+    "no_folder": "there is no such folder: check the path (a checkpoint is "
+                 "a checkpoint-N folder inside the run's output folder)",
+    "a_file": "it is a file: give a checkpoint-N folder",
+    "run_folder": "it is a run's folder, not one of its checkpoints: "
+                  "resume from its latest, --resume-from-checkpoint "
+                  "{latest}",
+    "neither": "it has neither {state} nor kit_checkpoint.json, which are "
+               "written last: saving it was cut short (or it is not a "
+               "checkpoint): resume from an earlier checkpoint, or start a "
+               "new run",
+    "cut_short": "it has {name} but no kit_checkpoint.json, which is "
+                 "written after it: saving it was cut short: resume from "
+                 "an earlier checkpoint, or start a new run",
+    "cut_short_kit": "it has {name} from a kit trainer but no "
+                     "kit_checkpoint.json, which is written after it: "
+                     "saving it was cut short: resume from an earlier "
+                     "checkpoint, or start a new run",
+    "not_the_kits": "it has no kit_checkpoint.json, so it was not saved by "
+                    "a kit trainer: start a new run, or resume from a "
+                    "checkpoint {trainer} saved",
+    "damaged": "{name} is damaged ({why}), probably cut short while "
+               "saving: resume from an earlier checkpoint, or start a new "
+               "run",
+    "not_json": "not JSON: {error}",
+    "lacks": "it lacks 'trainer' or 'settings'",
+    "other_trainer": "it was saved by {theirs}, and this is {mine}: resume "
+                     "from a {mine} checkpoint or start a new run",
+    "older_kit": "it was saved by an older kit, which did not record "
+                 "{name}: start a new run",
+    "other_setting": "it was saved with {name}={theirs}, this run has "
+                     "{name}={value}: resume with the same {name} or start "
+                     "a new run",
+    "missing": "{name} is missing, so the run would not continue as it "
+               "was: copy the whole checkpoint folder, or start a new run",
+    "other_model": "its model has {setting}={theirs}, this run's model has "
+                   "{setting}={mine}: resume with the model (and --preset) "
+                   "the checkpoint was trained from, or start a new run",
+    "other_shape": "its model.safetensors holds {setting} of shape {shape}, "
+                   "this run's model {mine}: resume with the model (and "
+                   "--preset) the checkpoint was trained from, or start a "
+                   "new run",
+    "not_only_tensors": "{name} holds more than tensors and numbers, and "
+                        "loading it could run code, so it was not loaded: "
+                        "resume only from checkpoints the kit saved",
+    "other_state": "{name} holds {found}, not {expected}: it was not saved "
+                   "by {trainer}: resume from a checkpoint it saved, or "
+                   "start a new run",
+    "unfit_state": "{name} {problem}: it was not saved with this checkpoint "
+                   "by a run with these settings: resume from a checkpoint "
+                   "the kit saved, or start a new run",
+}, "ja": {
+    "cannot_resume": "{folder} から再開できません: {why}",
+    "no_folder": "そのフォルダーはありません。パスを確かめてください"
+                 "（チェックポイントは、実行の出力フォルダーの中の "
+                 "checkpoint-N フォルダーです）",
+    "a_file": "ファイルです。checkpoint-N フォルダーを指定してください",
+    "run_folder": "実行のフォルダーで、そのチェックポイントではありません。"
+                  "最新のものから再開してください: "
+                  "--resume-from-checkpoint {latest}",
+    "neither": "{state} も kit_checkpoint.json もありません（どちらも最後に"
+               "書かれます）。保存が途中で止まったか、チェックポイントでは"
+               "ありません。前のチェックポイントから再開するか、新しく学習を"
+               "始めてください",
+    "cut_short": "{name} はありますが、その後に書かれる "
+                 "kit_checkpoint.json がありません。保存が途中で止まり"
+                 "ました。前のチェックポイントから再開するか、新しく学習を"
+                 "始めてください",
+    "cut_short_kit": "kit の trainer の {name} はありますが、その後に"
+                     "書かれる kit_checkpoint.json がありません。保存が途中"
+                     "で止まりました。前のチェックポイントから再開するか、"
+                     "新しく学習を始めてください",
+    "not_the_kits": "kit_checkpoint.json がないので、kit の trainer が保存"
+                    "したものではありません。新しく学習を始めるか、"
+                    "{trainer} が保存したチェックポイントから再開してください",
+    "damaged": "{name} が壊れています（{why}）。保存の途中で止まったの"
+               "でしょう。前のチェックポイントから再開するか、新しく学習を"
+               "始めてください",
+    "not_json": "JSON ではありません: {error}",
+    "lacks": "'trainer' か 'settings' がありません",
+    "other_trainer": "{theirs} が保存したもので、これは {mine} です。"
+                     "{mine} のチェックポイントから再開するか、新しく学習を"
+                     "始めてください",
+    "older_kit": "古い kit が保存したもので、{name} が記録されていません。"
+                 "新しく学習を始めてください",
+    "other_setting": "{name}={theirs} で保存されましたが、この実行は "
+                     "{name}={value} です。同じ {name} で再開するか、新しく"
+                     "学習を始めてください",
+    "missing": "{name} がないので、実行は元どおりには続きません。"
+               "チェックポイントのフォルダー全体をコピーするか、新しく学習を"
+               "始めてください",
+    "other_model": "チェックポイントのモデルは {setting}={theirs}、この実行"
+                   "のモデルは {setting}={mine} です。チェックポイントを学習した"
+                   "モデル（と --preset）で再開するか、新しく学習を始めて"
+                   "ください",
+    "other_shape": "model.safetensors の {setting} の形状は {shape}、この実行の"
+                   "モデルでは {mine} です。チェックポイントを学習したモデル"
+                   "（と --preset）で再開するか、新しく学習を始めてください",
+    "not_only_tensors": "{name} にはテンソルと数以外のものが入っていて、"
+                        "読み込むとコードが実行されうるため、読み込み"
+                        "ませんでした。kit が保存したチェックポイントからだけ"
+                        "再開してください",
+    "other_state": "{name} の中身は {found} で、{expected} ではありません。"
+                   "{trainer} が保存したものではありません。それが保存した"
+                   "チェックポイントから再開するか、新しく学習を始めて"
+                   "ください",
+    "unfit_state": "{name} {problem}: このチェックポイントとともに、この"
+                   "設定の実行で保存されたものではありません。kit が保存した"
+                   "チェックポイントから再開するか、新しく学習を始めて"
+                   "ください",
+}}

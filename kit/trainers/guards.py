@@ -130,14 +130,6 @@ MESSAGES = {"en": {
         "{name}: {cuts} of {total} pairs were cut to max_length={max_length} "
         "tokens and lost their end (<eos>): raise DPOConfig.max_length to "
         "keep them whole",
-    # kit.trainers.checkpoint
-    "cannot_resume": "cannot resume from {folder}: {why}",
-    "damaged": "{name} is damaged ({why}), probably cut short while saving: "
-               "resume from an earlier checkpoint, or start a new run",
-    "not_only_tensors":
-        "{name} holds more than tensors and numbers, and loading it could "
-        "run code, so it was not loaded: resume only from checkpoints the "
-        "kit saved",
     # kit.trainers.nonfinite
     "nonfinite":
         "training stopped at step {step}: the loss or a gradient is nan or "
@@ -267,14 +259,6 @@ MESSAGES["ja"] = {
         "{name}: {total} 個のペアのうち {cuts} 個が "
         "max_length={max_length} トークンで切られ、末尾（<eos>）を失い"
         "ました。全体を残すには DPOConfig.max_length を大きくしてください",
-    "cannot_resume": "{folder} から再開できません: {why}",
-    "damaged": "{name} が壊れています（{why}）。保存の途中で止まった"
-               "のでしょう。前のチェックポイントから再開するか、新しく"
-               "学習を始めてください",
-    "not_only_tensors":
-        "{name} にはテンソルと数以外のものが入っていて、読み込むとコードが"
-        "実行されうるため、読み込みませんでした。kit が保存した"
-        "チェックポイントからだけ再開してください",
     "nonfinite":
         "ステップ {step} で学習を止めました。損失か勾配が nan または inf "
         "です（{what}）。重みは更新していません。learning_rate を下げるか、"
