@@ -906,10 +906,11 @@ def test_the_notebooks_language_is_the_reports_default(tmp_path,
     monkeypatch.setattr(grade, "grade_all", lambda submissions, *a, **k: [
         {**_card("dpo_loss", "failed"), "submission": label}
         for label, _ in submissions])
-    for path, words in ((ja, "0/1 合格"), (en, "0/1 passed")):
+    # Japanese word order: the word, then the count
+    for path, words in ((ja, "合格 0/1"), (en, "0/1 passed")):
         out = kit_grade(path).stdout
         assert words in out, out
-    assert kit_grade(en, "--lang", "ja").stdout.endswith("0/1 合格\n")
+    assert kit_grade(en, "--lang", "ja").stdout.endswith("合格 0/1\n")
     assert grade.i18n.language() == "en"  # as it was before the runs
 
 
@@ -942,7 +943,7 @@ def test_grade_lang_ja_reports_in_japanese_records_in_shape(tmp_path, warm):
     html = page.read_text(encoding="utf-8")
     assert '<html lang="ja">' in html
     for words in ("<h1>クラスの成績レポート</h1>", "<h2>演習</h2>",
-                  "<h2>名前の付いた間違い</h2>", "<th>合格</th>",
+                  "<h2>チェッカーが見分けた間違い</h2>", "<th>合格</th>",
                   "<th>不合格</th>", "<th>未着手</th>", "not_shifted"):
         assert words in html, words
     assert "Class report" not in html and ">passed<" not in html

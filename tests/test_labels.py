@@ -140,13 +140,18 @@ def test_the_notebook_lines_speak_japanese(ja, capsys):
 def test_the_class_report_speaks_japanese(ja):
     summary = gradebook.summarise(CARDS)
     page = gradebook.html_page(CARDS, summary)
-    for heading in ("クラスの成績レポート", "<h2>演習", "<h2>名前の付いた間違い",
-                    "<h2>受講者", '<th rowspan="2">受講者</th>', "<th>不合格</th>"):
+    for heading in ("クラスの成績レポート", "<h2>演習",
+                    "<h2>チェッカーが見分けた間違い",
+                    "<h2>受講者", '<th rowspan="2">受講者</th>',
+                    "<th>不合格</th>"):
         assert heading in page
     assert "Class report" not in page and "Students" not in page
     card = gradebook.scorecard(CARDS[0])
     assert card.startswith("alice/03.ipynb の成績") and "不合格" in card
-    assert "2 件の提出のうち" in gradebook.class_summary(CARDS, summary)
+    said = gradebook.class_summary(CARDS, summary)
+    assert "2 件の提出のうち" in said
+    # Japanese order: the word, then its count (was '1/2 合格, 1 不合格')
+    assert re.search(r"★+: 合格 \d+/\d+、不合格 \d+、未着手 \d+", said), said
 
 
 def test_the_class_report_is_english_otherwise():

@@ -111,35 +111,36 @@ REPORT = {"en": {
     "crashed": "エラーで停止",
     "not attempted": "未着手",
     "not graded": "採点不能",
-    "attempt": "{n} 回の試行",
-    "attempts": "{n} 回の試行",
+    "attempt": "試行 {n} 回",
+    "attempts": "試行 {n} 回",
     "headline": "{total} 件の提出のうち {complete} 件を採点しました。",
-    "summary_counts": "{passed}/{submissions} 合格, {failed} 不合格, "
-                      "{not_attempted} 未着手",
-    "summary_crashed": ", {n} エラーで停止",
-    "summary_not_graded": ", {n} 採点不能",
+    "summary_counts": "合格 {passed}/{submissions}、不合格 {failed}、"
+                      "未着手 {not_attempted}",
+    "summary_crashed": "、エラーで停止 {n}",
+    "summary_not_graded": "、採点不能 {n}",
     "scorecard": "{submission} の成績",
     "could_not_grade": "{submission} を採点できませんでした: {error}",
-    "score": "{passed}/{total} 合格",
-    "errors": "エラー (それまでの採点結果は残しています):",
-    "chart_xlabel": "合格 (提出に占める %)",
+    "score": "合格 {passed}/{total}",
+    "errors": "エラー（それより前の採点結果は残しています）：",
+    "chart_xlabel": "合格した提出の割合 (%)",
     "chart_alt": "演習ごとの合格率",
-    "no_chart": "(グラフなし: {error})",
+    "no_chart": "（グラフなし: {error}）",
     "title": "クラスの成績レポート",
-    "worst_first": "不合格の多い順：上から教え直してください。",
+    "worst_first": "不合格の多い順に並べています。上から順に教え直して"
+                   "ください。",
     "exercises": "演習",
     "exercise": "演習",
     "most_common": "多かった間違い",
-    "named_mistakes": "名前の付いた間違い",
-    "none_named": "名前の付いた間違いはありません。",
+    "named_mistakes": "チェッカーが見分けた間違い",
+    "none_named": "チェッカーが見分けた間違いはありません。",
     "mistake": "間違い",
     "submissions": "提出数",
     "what_it_is": "内容",
     "students": "受講者",
-    "legend": "1 行が受講者 1 人分です (同じフォルダーのファイル、または"
-              "ノートブック名以外が同じ名前のファイル: alice_01…、"
-              "alice_03…)。✓ 合格、✗ 不合格 (名前の付いた間違いとともに)、"
-              "! エラーで停止 (コードがエラーを出したか、実行が止まった)、"
+    "legend": "1 行が受講者 1 人分です（同じフォルダーのファイル、または"
+              "ノートブック名以外が同じ名前のファイル：alice_01…、"
+              "alice_03…）。✓ 合格、✗ 不合格（見分けた間違いの名前とともに）、"
+              "! エラーで停止（コードがエラーを出したか、実行が止まった）、"
               "– 未着手、? 採点不能。各行の下にチェッカーのメッセージを"
               "示します。",
     "student": "受講者",
