@@ -91,7 +91,7 @@ print(f"{fresh.num_parameters():,} parameters, num_hidden_layers="
 policy, tokenizer = models.load_policy()
 held_out = tasks.prompt_dataset("test")
 accuracy = models.greedy_accuracy(policy, tokenizer, held_out)
-print(f"held-out greedy accuracy: {accuracy:.3f}")
+print(f"greedy {accuracy=:.3f} (held-out)")
 print(models.complete(policy, tokenizer, held_out["prompt"][:8]),
       "should be", held_out["answer"][:8])
 

@@ -139,14 +139,15 @@ def next_token_accuracy(model, dataset, collator):
 trainer = recipes.sft_trainer(
     "cpu", output_dir="runs/01_mytrainer", trainer_class=MyTrainer,
     max_steps=150, logging_steps=10, eval_strategy="steps", eval_steps=50,
-    callbacks=[LivePlotCallback(title="your compute_loss")])
+    callbacks=[LivePlotCallback(title="MyTrainer")])
 recipes.quiet(trainer)
 result = trainer.train()
-print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s")
+print(f"global_step={result.global_step}, "
+      f"train_runtime={result.metrics['train_runtime']:.0f} s")
 accuracy = next_token_accuracy(trainer.model, trainer.eval_dataset,
                                trainer.data_collator)
-print(f"held-out: your loss {trainer.evaluate()['eval_loss']:.3f}, "
-      f"next-token accuracy {accuracy:.3f}")
+print(f"eval_loss={trainer.evaluate()['eval_loss']:.3f}, "
+      f"next-token {accuracy=:.3f}")
 
 # %% [markdown]
 # ## The gradient-accumulation trap

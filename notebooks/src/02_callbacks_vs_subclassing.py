@@ -71,7 +71,7 @@ check("stop_callback", StopAtLoss)
 trainer = recipes.sft_trainer(
     "cpu", output_dir="runs/02_stop", max_steps=1000, logging_steps=10,
     callbacks=[StopAtLoss(target=1.5),
-               LivePlotCallback(title="stopped by a callback")])
+               LivePlotCallback(title="StopAtLoss(target=1.5)")])
 recipes.quiet(trainer)
 result = trainer.train()
 print(f"global_step: {result.global_step} (max_steps: 1000)")
@@ -134,7 +134,7 @@ show(LivePlotCallback)
 # %% tags=["plot"]
 from kit.live import plot_history
 
-plot_history(trainer.state.log_history, title="redrawn from log_history")
+plot_history(trainer.state.log_history, title="plot_history(log_history)")
 
 # %% [markdown]
 # ## What you learned

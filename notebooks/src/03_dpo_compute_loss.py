@@ -201,24 +201,24 @@ check("dpo_compute_loss", MyDPOTrainer)
 # %% tags=["train"]
 held_out = tasks.prompt_dataset("test")
 accuracy_before = greedy_accuracy(policy, tokenizer, held_out)
-print(f"held-out greedy accuracy: {accuracy_before:.3f}")
+print(f"greedy {accuracy_before=:.3f} (held-out)")
 
 # %% tags=["train", "uses-exercise"]
 trainer = recipes.dpo_trainer(
     "cpu", output_dir="runs/03_dpo", trainer_class=MyDPOTrainer,
     **recipes.DPO_NOTEBOOK,
     callbacks=[LivePlotCallback(("rewards/margins", "rewards/accuracies"),
-                                title="your DPO")])
+                                title="MyDPOTrainer")])
 recipes.quiet(trainer)
 result = trainer.train()
-print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s")
+print(f"global_step={result.global_step}, "
+      f"train_runtime={result.metrics['train_runtime']:.0f} s")
 
 # %% tags=["train", "uses-exercise"]
 final = trainer.evaluate()
-print(f"held-out rewards/accuracies: {final['eval_rewards/accuracies']:.2f}")
+print(f"eval_rewards/accuracies: {final['eval_rewards/accuracies']:.2f}")
 accuracy_after = greedy_accuracy(trainer.model, tokenizer, held_out)
-print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
-      f"{accuracy_after:.3f}")
+print(f"greedy {accuracy_before=:.3f} -> {accuracy_after=:.3f} (held-out)")
 
 # What this run should show on any CPU. Once your exercises pass, a line
 # below says so if it does not.

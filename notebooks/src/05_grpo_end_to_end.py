@@ -175,20 +175,20 @@ class MyGRPOTrainer(GRPOTrainer):
 # %% tags=["train"]
 held_out = tasks.prompt_dataset("test")
 accuracy_before = greedy_accuracy(policy, tokenizer, held_out)
-print(f"held-out greedy accuracy: {accuracy_before:.3f}")
+print(f"greedy {accuracy_before=:.3f} (held-out)")
 
 # %% tags=["train", "uses-exercise"]
 trainer = recipes.grpo_trainer(
     "cpu", output_dir="runs/05_grpo", trainer_class=MyGRPOTrainer,
-    callbacks=[LivePlotCallback(("reward",), title="your GRPO")])
+    callbacks=[LivePlotCallback(("reward",), title="MyGRPOTrainer")])
 recipes.quiet(trainer)
 result = trainer.train()
-print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s")
+print(f"global_step={result.global_step}, "
+      f"train_runtime={result.metrics['train_runtime']:.0f} s")
 
 # %% tags=["train", "uses-exercise"]
 accuracy_after = greedy_accuracy(trainer.model, tokenizer, held_out)
-print(f"held-out greedy accuracy: {accuracy_before:.3f} -> "
-      f"{accuracy_after:.3f}")
+print(f"greedy {accuracy_before=:.3f} -> {accuracy_after=:.3f} (held-out)")
 
 # What this run should show on any CPU: about 0.29 more at seed 0 (other
 # CPUs round differently). Once your exercises pass, a line below says so

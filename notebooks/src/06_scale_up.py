@@ -51,9 +51,9 @@ trainer = recipes.grpo_trainer(
     callbacks=[LivePlotCallback(("reward",), title=f"GRPO, {preset} preset")])
 recipes.quiet(trainer)
 result = trainer.train()
-print(f"{result.global_step} steps in {result.metrics['train_runtime']:.0f} s;"
-      f" generation: {trainer.state.log_history[-1]['generation/seconds']:.2f}"
-      " s")
+print(f"global_step={result.global_step}, "
+      f"train_runtime={result.metrics['train_runtime']:.0f} s, generation/"
+      f"seconds={trainer.state.log_history[-1]['generation/seconds']:.2f}")
 
 # %% [markdown]
 # ## A real model from the Hub (online only)
@@ -76,7 +76,7 @@ if online:
         per_device_train_batch_size=16, num_generations=8,
         steps_per_generation=4, max_prompt_length=256,
         max_completion_length=128, learning_rate=1e-6, logging_steps=1,
-        callbacks=[LivePlotCallback(("reward",), title="SmolLM2 on GSM8K")])
+        callbacks=[LivePlotCallback(("reward",), title="SmolLM2 · GSM8K")])
     recipes.quiet(trainer)
     trainer.train()
 else:
