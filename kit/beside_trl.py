@@ -15,6 +15,7 @@ so its DPOTrainer gets copies of ours.
 
 import copy
 import functools
+import inspect
 import os
 import tempfile
 import warnings
@@ -161,10 +162,25 @@ def _completion_logps(model, batch):
     return per_token_logps(logits, ids)[:, -batch["completion_ids"].shape[1]:]
 
 
+def _takes(function, keyword):
+    """Whether `function` accepts `keyword` (by name, or **kwargs)."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    return keyword in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
 @_quietly
 def grpo_beside_trl(loss_fn, beta=0.1, epsilon=0.2, generations=4):
     """Run `loss_fn` (grpo_loss's signature) and TRL's GRPOTrainer loss
     with loss_type="grpo" on one batch, off-policy, with a KL term.
+
+    TRL runs with its defaults, use_bias_correction_kl=True among them (the
+    KL times the ratio), when `loss_fn` takes that keyword (kit.losses'
+    functions do). A loss without it is the paper's, as notebook 05's
+    exercise is: TRL then runs with the flag off, the one setting changed.
 
     Returns (yours, TRL's, |difference|), or None when TRL is missing or
     the learner's loss is not written yet.
@@ -181,11 +197,14 @@ def grpo_beside_trl(loss_fn, beta=0.1, epsilon=0.2, generations=4):
         batch["old_per_token_logps"] = _completion_logps(old_model, batch)
         batch["ref_per_token_logps"] = _completion_logps(reference, batch)
         logps = _completion_logps(model, batch)
+        corrected = _takes(loss_fn, "use_bias_correction_kl")
+        flag = {"use_bias_correction_kl": True} if corrected else {}
         try:
             mine = loss_fn(logps, batch["old_per_token_logps"],
                            batch["advantages"], batch["completion_mask"],
                            epsilon=epsilon, beta=beta,
-                           ref_per_token_logps=batch["ref_per_token_logps"])
+                           ref_per_token_logps=batch["ref_per_token_logps"],
+                           **flag)
         except NotImplementedError:
             print(say("not_done_beside_trl", what="grpo_loss"))
             return None
@@ -195,9 +214,9 @@ def grpo_beside_trl(loss_fn, beta=0.1, epsilon=0.2, generations=4):
             folder, loss_type="grpo", beta=beta, epsilon=epsilon,
             num_generations=generations, per_device_train_batch_size=size,
             report_to="none", use_cpu=True, bf16=False,
-            # TRL's default multiplies the KL by the ratio; the paper's
-            # (and the kit's) KL is not
-            use_bias_correction_kl=False)
+            # TRL's default (True) multiplies the KL by the ratio; a loss
+            # that cannot is compared with the paper's KL, TRL's flag off
+            **({} if corrected else {"use_bias_correction_kl": False}))
         theirs = trl.GRPOTrainer(
             model=model, reward_funcs=tasks.correctness_reward, args=args,
             train_dataset=tasks.prompt_dataset("train", n=size),

@@ -59,11 +59,14 @@ def sequence_logps(logits, input_ids, completion_mask):
 
 def sequence_mean_logps(logits, input_ids, completion_mask):
     """Per-token mean log-prob of each completion: `sequence_logps` ÷ its
-    length. TRL 1.16 divides by the same count for "ipo" and "sigmoid_norm".
+    length, completion_mask.sum(), as TRL 1.16 divides for "ipo" and
+    "sigmoid_norm". A completion at position 0 (an empty prompt and no
+    <bos>) has a first token no logit scores: the sum leaves it out, the
+    count keeps it, in TRL and here alike.
 
     Shape: (B,), from logits (B, T, V), input_ids and completion_mask (B, T).
     """
-    counted = completion_mask[:, 1:].float().sum(-1).clamp(min=1)  # (B,)
+    counted = completion_mask.float().sum(-1).clamp(min=1)  # (B,)
     return sequence_logps(logits, input_ids, completion_mask) / counted
 
 
@@ -247,7 +250,7 @@ def per_token_kl(per_token_logps, ref_per_token_logps):
 
 def grpo_loss(per_token_logps, old_per_token_logps, advantages,
               completion_mask, epsilon=0.2, beta=0.0,
-              ref_per_token_logps=None):
+              ref_per_token_logps=None, use_bias_correction_kl=False):
     """The clipped surrogate of GRPO (+ β·KL to a reference when β > 0).
 
     Args:
@@ -259,6 +262,8 @@ def grpo_loss(per_token_logps, old_per_token_logps, advantages,
         epsilon: the clip: the ratio may move within [1 − ε, 1 + ε].
         beta: weight of the KL penalty; 0 switches it off.
         ref_per_token_logps: (B, T) under the frozen reference, if beta > 0.
+        use_bias_correction_kl: multiply the KL by the ratio (TRL 1.16's
+            default; the paper's KL, False, is the exercise's).
 
     Returns:
         A scalar: the mean over completions of their mean per-token loss.
@@ -268,8 +273,10 @@ def grpo_loss(per_token_logps, old_per_token_logps, advantages,
     advantages = advantages.unsqueeze(1)  # (B, 1) the same for every token
     per_token = -torch.min(ratio * advantages, clipped * advantages)
     if beta > 0:
-        per_token = per_token + beta * per_token_kl(per_token_logps,
-                                                    ref_per_token_logps)
+        kl = per_token_kl(per_token_logps, ref_per_token_logps)  # (B, T)
+        if use_bias_correction_kl:  # the ratio's gradient reaches it too
+            kl = kl * ratio
+        per_token = per_token + beta * kl
     mask = completion_mask.float()
     per_sequence = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1)  # (B,)
     return per_sequence.mean()
@@ -284,12 +291,15 @@ def grpo_loss(per_token_logps, old_per_token_logps, advantages,
 
 
 def clipped_token_losses(per_token_logps, old_per_token_logps, advantages,
-                         epsilon=0.2, beta=0.0, ref_per_token_logps=None):
+                         epsilon=0.2, beta=0.0, ref_per_token_logps=None,
+                         use_bias_correction_kl=False):
     """GRPO's loss per token, before any mask or mean (Shao et al., eq. 3).
 
     ℓ = −min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A) + β·KL, with ρ = exp(π − π_old)
     and the k3 KL of `per_token_kl`; no KL at all when beta == 0 (then
-    ref_per_token_logps may be None).
+    ref_per_token_logps may be None). With use_bias_correction_kl (TRL
+    1.16's default, DeepSeek-V3.2's unbiased reverse-KL gradient) the KL is
+    ρ·KL: its gradient changes even on-policy, where ρ = 1 but ∇ρ ≠ 0.
 
     Shape: (N, T), from log-probs (N, T) and advantages (N,).
     """
@@ -298,8 +308,10 @@ def clipped_token_losses(per_token_logps, old_per_token_logps, advantages,
     advantages = advantages.unsqueeze(1)  # (N, 1) the same for every token
     per_token = -torch.min(ratio * advantages, clipped * advantages)
     if beta > 0:
-        per_token = per_token + beta * per_token_kl(per_token_logps,
-                                                    ref_per_token_logps)
+        kl = per_token_kl(per_token_logps, ref_per_token_logps)  # (N, T)
+        if use_bias_correction_kl:
+            kl = kl * ratio
+        per_token = per_token + beta * kl
     return per_token  # (N, T)
 
 
@@ -310,7 +322,7 @@ def _masked_sum(per_token, completion_mask):
 
 def bnpo_loss(per_token_logps, old_per_token_logps, advantages,
               completion_mask, epsilon=0.2, beta=0.0,
-              ref_per_token_logps=None):
+              ref_per_token_logps=None, use_bias_correction_kl=False):
     """"bnpo": the token mean over this micro-batch's active tokens.
 
     loss = Σ_i Σ_t m_it ℓ_it / Σ_i Σ_t m_it (TRL's "bnpo", batch-normalised
@@ -320,14 +332,16 @@ def bnpo_loss(per_token_logps, old_per_token_logps, advantages,
     """
     per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
                                      advantages, epsilon, beta,
-                                     ref_per_token_logps)  # (N, T)
+                                     ref_per_token_logps,
+                                     use_bias_correction_kl)  # (N, T)
     active = completion_mask.float().sum().clamp(min=1)  # a scalar
     return _masked_sum(per_token, completion_mask) / active
 
 
 def dr_grpo_loss(per_token_logps, old_per_token_logps, advantages,
                  completion_mask, epsilon=0.2, beta=0.0,
-                 ref_per_token_logps=None, max_completion_length=None):
+                 ref_per_token_logps=None, max_completion_length=None,
+                 use_bias_correction_kl=False):
     """"dr_grpo": the token sum over a constant, N × max_completion_length.
 
     loss = Σ_i Σ_t m_it ℓ_it / (N · L_max): Dr. GRPO, Liu et al. (2025),
@@ -341,14 +355,16 @@ def dr_grpo_loss(per_token_logps, old_per_token_logps, advantages,
                          "GRPOConfig.max_completion_length")
     per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
                                      advantages, epsilon, beta,
-                                     ref_per_token_logps)  # (N, T)
+                                     ref_per_token_logps,
+                                     use_bias_correction_kl)  # (N, T)
     normaliser = per_token.shape[0] * max_completion_length  # N · L_max
     return _masked_sum(per_token, completion_mask) / normaliser
 
 
 def dapo_loss(per_token_logps, old_per_token_logps, advantages,
               completion_mask, epsilon=0.2, beta=0.0,
-              ref_per_token_logps=None, num_items_in_batch=None):
+              ref_per_token_logps=None, num_items_in_batch=None,
+              use_bias_correction_kl=False):
     """"dapo": the token sum over a token count the caller passes in.
 
     loss = Σ_i Σ_t m_it ℓ_it / num_items_in_batch: DAPO, Yu et al. (2025),
@@ -364,7 +380,8 @@ def dapo_loss(per_token_logps, old_per_token_logps, advantages,
                          "tokens of the whole optimizer step")
     per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
                                      advantages, epsilon, beta,
-                                     ref_per_token_logps)  # (N, T)
+                                     ref_per_token_logps,
+                                     use_bias_correction_kl)  # (N, T)
     return _masked_sum(per_token, completion_mask) / num_items_in_batch
 
 # --------------------------------------- GRPOConfig.loss_type, one record each

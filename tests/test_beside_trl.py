@@ -22,6 +22,37 @@ def test_the_kits_grpo_loss_matches_trls_grpo_loss(capsys):
     assert "✅" in capsys.readouterr().out
 
 
+def paper_kl(per_token_logps, old_per_token_logps, advantages,
+             completion_mask, epsilon=0.2, beta=0.0,
+             ref_per_token_logps=None):
+    """grpo_loss as notebook 05's exercise writes it: the paper's KL."""
+    return losses.grpo_loss(per_token_logps, old_per_token_logps,
+                            advantages, completion_mask, epsilon, beta,
+                            ref_per_token_logps)
+
+
+def test_trls_defaults_are_compared_where_the_loss_can_take_them(
+        monkeypatch, capsys):
+    """kit.losses.grpo_loss takes use_bias_correction_kl: TRL runs with
+    its default (True) and the kit's loss with it on. The paper's KL (no
+    flag) is compared with TRL's flag off; forced to TRL's default it
+    differs (the KL's ratio), which the comparison would report."""
+    seen = []
+    real = beside_trl._takes
+    monkeypatch.setattr(beside_trl, "_takes", lambda f, k: seen.append(
+        real(f, k)) or real(f, k))
+    for loss in (losses.grpo_loss, paper_kl):
+        _, _, difference = beside_trl.grpo_beside_trl(loss)
+        assert difference <= beside_trl.TOLERANCE
+    assert seen == [True, False]
+    monkeypatch.setattr(beside_trl, "_takes", lambda f, k: True)
+    forced = beside_trl.grpo_beside_trl(
+        lambda *args, use_bias_correction_kl=False, **kwargs: paper_kl(
+            *args, **kwargs))
+    assert forced[2] > beside_trl.TOLERANCE
+    capsys.readouterr()
+
+
 def unclipped(per_token_logps, old_per_token_logps, advantages,
               completion_mask, epsilon=0.2, beta=0.0,
               ref_per_token_logps=None):

@@ -73,14 +73,18 @@ def step_gradient(trainer):
 
 
 def dapo_gradient(trainer, batches):
-    """The reference: dapo on all the step's completions as one batch."""
+    """The reference: dapo on all the step's completions as one batch (with
+    the trainer's beta and KL correction, on-policy)."""
     whole = {key: None if batches[0][key] is None else
              torch.cat([b[key] for b in batches]) for key in batches[0]}
     model = trainer.model
     model.zero_grad()
     logps = trainer._completion_logps(model, whole)
     mask = whole["completion_mask"]
+    args = trainer.args
     dapo_loss(logps, logps.detach(), whole["advantages"], mask,
+              beta=args.beta, ref_per_token_logps=whole["ref_per_token_logps"],
+              use_bias_correction_kl=args.use_bias_correction_kl,
               num_items_in_batch=mask.sum()).backward()
     grad = torch.cat([p.grad.flatten() for p in model.parameters()
                       if p.grad is not None])
@@ -92,10 +96,14 @@ def relative(a, b):
     return ((a - b).norm() / b.norm()).item()
 
 
-def test_dapo_step_gradient_is_the_same_under_any_split(tmp_path):
+@pytest.mark.parametrize("beta, corrected", [(0.0, False), (0.1, True)])
+def test_dapo_step_gradient_is_the_same_under_any_split(tmp_path, beta,
+                                                        corrected):
+    """Also with a KL term multiplied by the ratio (TRL's default)."""
     grads = []
     for B, GA in [(2, 8), (4, 4), (8, 2), (16, 1)]:
-        trainer = make(tmp_path, loss_type="dapo",
+        trainer = make(tmp_path, loss_type="dapo", beta=beta,
+                       use_bias_correction_kl=corrected,
                        per_device_train_batch_size=B,
                        gradient_accumulation_steps=GA)
         batch = fixed_batch(trainer)

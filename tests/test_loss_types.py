@@ -58,7 +58,8 @@ def stand_in(**attributes):
         **attributes)
 
 
-def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch):
+def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
+                  use_bias_correction_kl=False):
     """TRL 1.16's GRPOTrainer._compute_loss -> (loss, d loss / d logps)."""
     policy = batch["logps"].clone().requires_grad_()
     trainer = stand_in(
@@ -69,7 +70,8 @@ def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch):
         off_policy_mask_threshold=None, importance_sampling_level="token",
         current_gradient_accumulation_steps=1, max_completion_length=L_MAX,
         _entropy_bonus_enabled=False, aux_loss_enabled=False,
-        args=SimpleNamespace(delta=None, use_bias_correction_kl=False,
+        args=SimpleNamespace(delta=None,
+                             use_bias_correction_kl=use_bias_correction_kl,
                              steps_per_generation=1))
     n = len(batch["mask"])
     inputs = {"prompt_ids": torch.ones(n, 2, dtype=torch.long),
@@ -84,7 +86,8 @@ def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch):
     return loss, torch.autograd.grad(loss, policy)[0]
 
 
-def kit_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch):
+def kit_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
+                  use_bias_correction_kl=False):
     """kit.losses.GRPO_LOSSES[loss_type] -> (loss, d loss / d logps)."""
     policy = batch["logps"].clone().requires_grad_()
     extra = {"dr_grpo": {"max_completion_length": L_MAX},
@@ -93,6 +96,7 @@ def kit_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch):
         policy, batch["old"], batch["advantages"], batch["mask"],
         epsilon=epsilon, beta=beta,
         ref_per_token_logps=batch["ref"] if beta > 0 else None,
+        use_bias_correction_kl=use_bias_correction_kl,
         **extra.get(loss_type, {}))
     return loss, torch.autograd.grad(loss, policy)[0]
 
@@ -112,6 +116,30 @@ def test_each_grpo_loss_type_equals_trls(loss_type, epsilon, beta, n):
         ours = kit_grpo_loss(loss_type, batch, epsilon, beta, count)
         assert torch.allclose(ours[0], theirs[0], rtol=0, atol=1e-6)
         assert torch.allclose(ours[1], theirs[1], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("loss_type", sorted(losses.GRPO_LOSSES))
+@pytest.mark.parametrize("beta", [0.04, 0.1])
+@pytest.mark.parametrize("on_policy", [True, False])
+@pytest.mark.parametrize("flag", [True, False])
+@pytest.mark.parametrize("n", [5, 16])
+def test_the_kl_bias_correction_equals_trls(loss_type, beta, on_policy, flag,
+                                            n):
+    """GRPOConfig.use_bias_correction_kl, TRL 1.16's default (True): the
+    per-token KL times the ratio. On-policy the ratio is 1 but not its
+    gradient, so the loss agrees either way and the gradient only with
+    the same flag; off-policy both differ (issue 52: 3.9e-4 and 6.5e-4)."""
+    batch = grpo_batch(n, seed=n + 1)
+    if on_policy:
+        batch["old"] = batch["logps"].clone()
+    count = int(batch["mask"].sum())
+    theirs = trl_grpo_loss(loss_type, batch, 0.2, beta, count, flag)
+    ours = kit_grpo_loss(loss_type, batch, 0.2, beta, count, flag)
+    assert torch.allclose(ours[0], theirs[0], rtol=0, atol=1e-6)
+    assert torch.allclose(ours[1], theirs[1], rtol=0, atol=1e-6)
+    # the flag is not a no-op: the other setting's gradient is off
+    other = kit_grpo_loss(loss_type, batch, 0.2, beta, count, not flag)
+    assert (other[1] - theirs[1]).abs().max() > 1e-5
 
 
 def test_the_course_loss_is_the_grpo_type_and_the_clip_is_exercised():

@@ -58,3 +58,18 @@ def test_sequence_mean_logps_by_hand():
     empty = losses.sequence_mean_logps(logits, input_ids,
                                        torch.zeros_like(completion_mask))
     assert empty.item() == 0.0
+
+
+def test_a_completion_from_position_0_is_divided_as_trl_divides():
+    """An empty prompt, no <bos>: the completion's first token has no logit
+    to score it. TRL 1.16 ("ipo", "sigmoid_norm": dpo_trainer.py divides
+    the scores by completion_mask.sum()) keeps it in the count; so does the
+    kit (it divided by the shifted count: 0.66 apart in ipo, issue 52)."""
+    logits = torch.tensor([[[0.0, 0.0], [math.log(3), 0.0], [9.0, 9.0]]])
+    input_ids = torch.tensor([[1, 1, 0]])
+    from_0 = torch.tensor([[1, 1, 1]])  # three tokens, two scored
+    summed = losses.sequence_logps(logits, input_ids, from_0)
+    assert math.isclose(summed.item(), math.log(0.5) + math.log(0.75),
+                        rel_tol=1e-6)
+    mean = losses.sequence_mean_logps(logits, input_ids, from_0)
+    assert math.isclose(mean.item(), summed.item() / 3, rel_tol=1e-6)

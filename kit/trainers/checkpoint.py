@@ -47,7 +47,8 @@ KEPT_ON_RESUME = {
     # as long, its log-probs taken at this temperature and reference
     "GRPOTrainer": BATCH + ("num_generations", "steps_per_generation",
                             "max_completion_length", "temperature", "beta",
-                            "epsilon", "loss_type", "scale_rewards"),
+                            "epsilon", "loss_type", "scale_rewards",
+                            "use_bias_correction_kl"),
 }
 
 

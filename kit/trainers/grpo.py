@@ -111,6 +111,8 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         """What the loss type reads beyond the tensors (kit.losses)."""
         kwargs = {name: getattr(self.args, name) for name in
                   self.loss_fields}
+        if self.args.use_bias_correction_kl:  # only when asked: a learner's
+            kwargs["use_bias_correction_kl"] = True  # loss may not take it
         if self.loss_is_scaled_for_ga:
             # DDP averages gradients over processes: divide by the global
             # count / processes, so the average is the step's token mean

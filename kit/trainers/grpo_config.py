@@ -52,6 +52,14 @@ class GRPOConfig(TrainingArguments):
                 "completion), 'bnpo', 'dr_grpo' or 'dapo' (kit.losses)."})
     scale_rewards: str = field(default="group", metadata={
         "help": "Advantages' spread: 'group', 'batch' or 'none'."})
+    # TRL 1.16 defaults to True. The kit keeps the paper's KL, the one
+    # notebook 05's grpo_loss exercise writes (its section on TRL says so);
+    # with beta = 0, the default of both, the flag changes nothing.
+    use_bias_correction_kl: bool = field(default=False, metadata={
+        "help": "Multiply the per-token KL by the ratio exp(logps - old) "
+                "(TRL 1.16's default: its gradient is the unbiased "
+                "reverse-KL gradient of DeepSeek-V3.2; it changes the KL "
+                "gradient even on-policy). False: the paper's KL."})
     remove_unused_columns: bool = False  # reward functions read the columns
 
     def __post_init__(self):
@@ -63,6 +71,10 @@ class GRPOConfig(TrainingArguments):
             self.scale_rewards = SCALE_REWARDS_ALIASES[self.scale_rewards]
         check_choice(self, "loss_type", GRPO_LOSSES)
         check_choice(self, "scale_rewards", SCALE_REWARDS)
+        if not isinstance(self.use_bias_correction_kl, bool):
+            raise refusal("choice", owner="GRPOConfig",
+                          name="use_bias_correction_kl", choices="True, False",
+                          value=self.use_bias_correction_kl)
         check_not_greedy(self.temperature)
         check_whole_groups(self.per_device_train_batch_size,
                            self.num_generations)

@@ -222,7 +222,11 @@ show(GRPOTrainer)
 # ε = 0.2 — through your `grpo_loss` and through TRL's `compute_loss`.
 # One setting differs from TRL 1.16's defaults: it multiplies the KL by
 # the ratio (`use_bias_correction_kl=True`); the paper's KL, and yours,
-# does not, so the comparison turns that off.
+# does not, so the comparison turns that off. The kit's `GRPOConfig`
+# keeps the paper's KL by default for the same reason — it is the loss
+# this exercise writes — and takes `use_bias_correction_kl=True` for
+# TRL's: the KL's gradient then changes even on-policy, where the ratio is
+# 1 but its gradient is not.
 
 # %%
 from kit.beside_trl import grpo_beside_trl
