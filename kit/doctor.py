@@ -12,7 +12,7 @@ from importlib import metadata
 REQUIRED = {"torch": "2.6", "transformers": "5.19", "datasets": "3.0",
             "accelerate": "1.0", "matplotlib": "3.7", "ipywidgets": "7.7"}
 # jupyterlab: `make lab` brings it; Colab runs the notebooks without it
-OPTIONAL = ["jupyterlab", "nbval", "jupytext", "pytest", "trl"]
+OPTIONAL = ["jupyterlab", "nbval", "jupytext", "pytest", "trl", "peft"]
 
 
 def _version_tuple(version):

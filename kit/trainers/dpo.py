@@ -5,6 +5,7 @@ Preference data has no labels: each row is a prompt with a `chosen` and a
 chosen one than a frozen reference does (`kit.losses.dpo_loss`).
 """
 
+import contextlib
 import copy
 import warnings
 from dataclasses import dataclass, field
@@ -65,6 +66,16 @@ class DPOConfig(TrainingArguments):
                           loss_type=self.loss_type, readers=readers)
 
 
+def is_peft(model):
+    """A peft model (LoRA and the like): its base weights are frozen, so
+    with its adapter off it is the reference DPO needs."""
+    try:
+        from peft import PeftModel  # optional: pip install .[peft]
+    except ImportError:
+        return False
+    return isinstance(model, PeftModel)
+
+
 class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
                  Trainer):
     """Trainer whose loss prefers `chosen` to `rejected` (Rafailov et al.).
@@ -73,7 +84,9 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         loss_fn, logps_fn, loss_fields  the loss type's record,
                     kit.losses.PREFERENCE_LOSSES (compute_loss)
         ref_model   the frozen reference: a copy of the starting policy
-                    unless one is given (compute_loss)
+                    unless one is given; None for a PEFT (LoRA) policy,
+                    whose reference is itself with its adapter off
+                    (compute_loss, through reference())
     """
 
     loss_is_scaled_for_ga = True  # compute_loss divides by the step's pairs
@@ -86,9 +99,8 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         logits = model(input_ids=ids, attention_mask=mask).logits
         # Summed log-probs, or per-token means where the loss asks for them
         logps = self.logps_fn(logits, ids, completion_mask)  # (2B,)
-        with torch.no_grad():
-            ref_logits = self.ref_model(input_ids=ids,
-                                        attention_mask=mask).logits
+        with torch.no_grad(), self.reference(model) as reference:
+            ref_logits = reference(input_ids=ids, attention_mask=mask).logits
             ref_logps = self.logps_fn(ref_logits, ids, completion_mask)
         chosen, rejected = logps.chunk(2)  # (B,) each
         ref_chosen, ref_rejected = ref_logps.chunk(2)
@@ -136,9 +148,25 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
                          eval_dataset=eval_dataset,
                          processing_class=processing_class,
                          callbacks=callbacks, data_collator=tokenize.collate)
-        # The reference is the policy as it starts: a frozen copy by default.
-        self.ref_model = ref_model or copy.deepcopy(self.model)
-        self.ref_model.requires_grad_(False).eval().to(self.args.device)
+        # The reference is the policy as it starts: a frozen copy by default;
+        # a LoRA policy's base is the reference already, for free (no copy)
+        if ref_model is None and is_peft(self.model):
+            self.ref_model = None
+        else:
+            self.ref_model = ref_model or copy.deepcopy(self.model)
+            self.ref_model.requires_grad_(False).eval().to(self.args.device)
+
+    @contextlib.contextmanager
+    def reference(self, model):
+        """The reference model to run: the frozen one, or (ref_model None)
+        the PEFT policy itself with its adapter off. Left on, the
+        reference would move with the policy and the loss stay log 2."""
+        if self.ref_model is not None:
+            yield self.ref_model
+            return
+        policy = self.accelerator.unwrap_model(model)
+        with policy.disable_adapter():
+            yield policy
 
     def _set_signature_columns_if_needed(self):
         # What survives remove_unused_columns=True: our columns, not those
