@@ -38,6 +38,7 @@ def source_shown(obj):
     path = inspect.getsourcefile(obj)
     hidden = []
     for exercise, answer in _answers_to_hide():
+        answer = inspect.unwrap(answer)  # a @contextmanager's own function
         if inspect.getsourcefile(answer) != path:
             continue
         answer_lines, start = inspect.getsourcelines(answer)

@@ -209,6 +209,10 @@ NOTEBOOK = {"en": {
     "offline_hub_run": "Offline: the toy world above stands in for the real "
                        "model. Online (e.g. on Colab), this cell trains "
                        "HuggingFaceTB/SmolLM2-135M-Instruct on GSM8K.",
+    # notebook 06's LoRA section without peft
+    "peft_missing": "peft is not installed, so this section has no LoRA "
+                    "policy: `pip install .[peft]` (or `pip install peft`), "
+                    "then run this cell again.",
     # kit.course.expect: a claim is the condition, written as code
     "expected": "⚠️  expected {claim}; saw {seen}: compare your code with "
                 "the solution.",
@@ -246,6 +250,10 @@ NOTEBOOK = {"en": {
                        "です。オンライン（Colab など）では、このセルは "
                        "HuggingFaceTB/SmolLM2-135M-Instruct を GSM8K で学習"
                        "します。",
+    "peft_missing": "peft がインストールされていないため、この節には LoRA "
+                    "の方策がありません。`pip install .[peft]`（または "
+                    "`pip install peft`）を実行してから、このセルをもう一度"
+                    "実行してください。",
     "expected": "⚠️  {claim} のはずが、実際は {seen} でした。解答と見比べて"
                 "ください。",
     "trl_not_a_number": "❌ {what} が返したのは {kind} で、数 1 つ（0 次元の"

@@ -630,6 +630,8 @@ def _bound_and_used(source):
             bound.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    # a function's parameters are its own names, not the notebook's
+    used -= {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
     return bound, used
 
 

@@ -16,6 +16,7 @@ from kit.checks import nb03_dpo_trainer  # noqa: F401
 from kit.checks import nb04_grpo_dataloader  # noqa: F401
 from kit.checks import nb04_grpo_buffer  # noqa: F401
 from kit.checks import nb05_grpo_loss  # noqa: F401
+from kit.checks import nb06_lora  # noqa: F401
 from kit.checks import nb07_loss_types  # noqa: F401
 from kit.checks import nb07_step_tokens  # noqa: F401
 from kit.checks import nb08_private  # noqa: F401

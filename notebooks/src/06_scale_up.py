@@ -4,19 +4,22 @@
 # **You will:** run the trainers you built on a bigger preset (on a GPU,
 # if you have one) and on a real instruct model from the Hub (if you are
 # online); see how the cost of generation changes; launch several
-# processes; and meet the errors the kit gives for bad input. Nothing new
-# to write: the same trainers, more hardware.
+# processes; meet the errors the kit gives for bad input; and give DPO a
+# LoRA policy whose reference costs no second model (★, one method).
 #
 # **Time:** 15 minutes; the cells run in about 15 seconds on two CPU cores
 # (offline), a few minutes on a GPU with the real model.
 
 # %%
+import contextlib
+
 from kit import doctor, recipes, tasks
+from kit.checks import check, hint, solution
 from kit.course import setup_notebook
 from kit.labels import say  # a line in the notebook's language
 from kit.live import LivePlotCallback
 from kit.models import PRESETS, default_preset, load_policy, pick_device
-from kit.trainers import DPOConfig, GRPOConfig
+from kit.trainers import DPOConfig, DPOTrainer, GRPOConfig
 
 setup_notebook()
 preset = default_preset()
@@ -45,7 +48,7 @@ for name, sizes in PRESETS.items():
 # decoding is latency-bound — so the saw-tooth stands out even more, and
 # batching generations over steps pays even more.
 
-# %%
+# %% tags=["train"]
 trainer = recipes.grpo_trainer(
     preset, output_dir="runs/06_grpo", max_steps=120, eval_steps=40,
     callbacks=[LivePlotCallback(("reward",), title=f"GRPO, {preset} preset")])
@@ -64,7 +67,7 @@ print(f"global_step={result.global_step}, "
 # mathematician — watch the generation panel: real completions are long,
 # and generation is now most of each step.
 
-# %%
+# %% tags=["train"]
 if online:
     model, tokenizer = load_policy("HuggingFaceTB/SmolLM2-135M-Instruct")
     gsm8k = tasks.hub_prompt_dataset("openai/gsm8k", n=256,
@@ -191,6 +194,71 @@ print("The kit's:")
 show(GRPOTrainer.get_train_dataloader)
 
 # %% [markdown]
+# ## DPO with a LoRA policy: the reference for free
+#
+# On one GPU or on Colab, DPO usually trains a LoRA policy (peft): the
+# base weights stay frozen and only small adapter matrices learn. Then DPO
+# needs no second model. The reference, the policy as it started, is the
+# same model with its adapter off. The two setups, on the toy model:
+
+# %%
+import copy
+import subprocess
+import sys
+
+if "google.colab" in sys.modules:  # peft is the kit's [peft] extra
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "peft"])
+try:
+    import peft
+except ImportError:
+    peft = None
+    print(say("peft_missing"))
+
+
+def size(model):
+    """(parameters, bytes) of a model's weights."""
+    return (sum(w.numel() for w in model.parameters()),
+            sum(w.numel() * w.element_size() for w in model.parameters()))
+
+
+if peft is not None:
+    base, _ = load_policy(preset="cpu")
+    lora = peft.get_peft_model(copy.deepcopy(base), peft.LoraConfig(
+        r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
+    count, nbytes = size(base)
+    print(f"policy + frozen copy: {2 * count:,} parameters, "
+          f"{2 * nbytes / 1e6:.2f} MB")
+    count, nbytes = size(lora)
+    trained = sum(w.numel() for w in lora.parameters() if w.requires_grad)
+    print(f"LoRA policy: {count:,} parameters ({trained:,} trained), "
+          f"{nbytes / 1e6:.2f} MB")
+
+# %% [markdown]
+# ## ★ Exercise: the reference with the adapter off
+#
+# `DPOTrainer.compute_loss` takes the reference log-probs with
+# `with torch.no_grad(), self.reference(model) as reference:`. Write
+# `reference(self, model)`, a context manager that yields the model to run
+# for them: this LoRA policy with its adapter off. peft's model has one
+# for that, `model.disable_adapter()`: inside it the adapter is off, and on
+# again when the block ends. Left on, the reference is the policy itself:
+# every log-ratio is 0 and the loss stays at log 2. Stuck?
+# `hint("lora_reference", 1)` (levels 1 to 3).
+
+# %%
+class MyLoRADPOTrainer(DPOTrainer):
+    @contextlib.contextmanager
+    def reference(self, model):
+        """The model to run for the reference: this policy, adapter off."""
+        ### BEGIN SOLUTION
+        with self.accelerator.unwrap_model(model).disable_adapter():
+            yield model
+        ### END SOLUTION
+
+
+check("lora_reference", MyLoRADPOTrainer)
+
+# %% [markdown]
 # ## What you learned
 #
 # - Presets change sizes, not code: the trainers run as they are on a GPU,
@@ -198,3 +266,5 @@ show(GRPOTrainer.get_train_dataloader)
 # - On a GPU generation dominates even more; `steps_per_generation` is the
 #   lever.
 # - Checkpoints carry everything a trainer keeps between steps.
+# - A LoRA policy is its own DPO reference with its adapter off: one
+#   `with model.disable_adapter():`, and no second model in memory.
