@@ -248,9 +248,24 @@ def per_token_kl(per_token_logps, ref_per_token_logps):
     return torch.exp(delta) - delta - 1
 
 
+def importance_ratio(per_token_logps, old_per_token_logps, completion_mask,
+                     level="token"):
+    """ρ = π / π_old. Per token: exp(π − π_old), shape (B, T). Per sequence
+    (GSPO, Zheng et al. 2025; TRL's importance_sampling_level="sequence"):
+    the geometric mean of a completion's token ratios, exp of the mean
+    log-ratio over its tokens, shape (B, 1): one ratio, clipped once."""
+    log_ratio = per_token_logps - old_per_token_logps  # (B, T)
+    if level == "sequence":
+        mask = completion_mask.float()
+        log_ratio = ((log_ratio * mask).sum(1)
+                     / mask.sum(1).clamp(min=1)).unsqueeze(1)  # (B, 1)
+    return torch.exp(log_ratio)
+
+
 def grpo_loss(per_token_logps, old_per_token_logps, advantages,
               completion_mask, epsilon=0.2, beta=0.0,
-              ref_per_token_logps=None, use_bias_correction_kl=False):
+              ref_per_token_logps=None, use_bias_correction_kl=False,
+              importance_sampling_level="token"):
     """The clipped surrogate of GRPO (+ β·KL to a reference when β > 0).
 
     Args:
@@ -264,11 +279,18 @@ def grpo_loss(per_token_logps, old_per_token_logps, advantages,
         ref_per_token_logps: (B, T) under the frozen reference, if beta > 0.
         use_bias_correction_kl: multiply the KL by the ratio (TRL 1.16's
             default; the paper's KL, False, is the exercise's).
+        importance_sampling_level: "token" (the paper's), or "sequence"
+            (GSPO: one ratio a completion, the exp of its mean log-ratio).
 
     Returns:
         A scalar: the mean over completions of their mean per-token loss.
     """
-    ratio = torch.exp(per_token_logps - old_per_token_logps)  # (B, T)
+    mask = completion_mask.float()
+    log_ratio = per_token_logps - old_per_token_logps  # (B, T)
+    if importance_sampling_level == "sequence":  # one ratio a completion
+        log_ratio = ((log_ratio * mask).sum(1)
+                     / mask.sum(1).clamp(min=1)).unsqueeze(1)  # (B, 1)
+    ratio = torch.exp(log_ratio)
     clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)  # (B, T)
     advantages = advantages.unsqueeze(1)  # (B, 1) the same for every token
     per_token = -torch.min(ratio * advantages, clipped * advantages)
@@ -277,7 +299,6 @@ def grpo_loss(per_token_logps, old_per_token_logps, advantages,
         if use_bias_correction_kl:  # the ratio's gradient reaches it too
             kl = kl * ratio
         per_token = per_token + beta * kl
-    mask = completion_mask.float()
     per_sequence = (per_token * mask).sum(1) / mask.sum(1).clamp(min=1)  # (B,)
     return per_sequence.mean()
 
@@ -292,7 +313,8 @@ def grpo_loss(per_token_logps, old_per_token_logps, advantages,
 
 def clipped_token_losses(per_token_logps, old_per_token_logps, advantages,
                          epsilon=0.2, beta=0.0, ref_per_token_logps=None,
-                         use_bias_correction_kl=False):
+                         use_bias_correction_kl=False, completion_mask=None,
+                         importance_sampling_level="token"):
     """GRPO's loss per token, before any mask or mean (Shao et al., eq. 3).
 
     ℓ = −min(ρ·A, clip(ρ, 1 − ε, 1 + ε)·A) + β·KL, with ρ = exp(π − π_old)
@@ -301,9 +323,13 @@ def clipped_token_losses(per_token_logps, old_per_token_logps, advantages,
     1.16's default, DeepSeek-V3.2's unbiased reverse-KL gradient) the KL is
     ρ·KL: its gradient changes even on-policy, where ρ = 1 but ∇ρ ≠ 0.
 
+    With importance_sampling_level="sequence" (GSPO) ρ is one ratio a
+    completion, from its masked tokens (`importance_ratio`).
+
     Shape: (N, T), from log-probs (N, T) and advantages (N,).
     """
-    ratio = torch.exp(per_token_logps - old_per_token_logps)  # (N, T)
+    ratio = importance_ratio(per_token_logps, old_per_token_logps,
+                             completion_mask, importance_sampling_level)
     clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)  # (N, T)
     advantages = advantages.unsqueeze(1)  # (N, 1) the same for every token
     per_token = -torch.min(ratio * advantages, clipped * advantages)
@@ -322,7 +348,8 @@ def _masked_sum(per_token, completion_mask):
 
 def bnpo_loss(per_token_logps, old_per_token_logps, advantages,
               completion_mask, epsilon=0.2, beta=0.0,
-              ref_per_token_logps=None, use_bias_correction_kl=False):
+              ref_per_token_logps=None, use_bias_correction_kl=False,
+              importance_sampling_level="token"):
     """"bnpo": the token mean over this micro-batch's active tokens.
 
     loss = Σ_i Σ_t m_it ℓ_it / Σ_i Σ_t m_it (TRL's "bnpo", batch-normalised
@@ -330,10 +357,10 @@ def bnpo_loss(per_token_logps, old_per_token_logps, advantages,
     but micro-batches with few tokens weigh as much as those with many.
     Arguments as `grpo_loss`; returns a scalar. Shape: () from (N, T).
     """
-    per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
-                                     advantages, epsilon, beta,
-                                     ref_per_token_logps,
-                                     use_bias_correction_kl)  # (N, T)
+    per_token = clipped_token_losses(
+        per_token_logps, old_per_token_logps, advantages, epsilon, beta,
+        ref_per_token_logps, use_bias_correction_kl, completion_mask,
+        importance_sampling_level)  # (N, T)
     active = completion_mask.float().sum().clamp(min=1)  # a scalar
     return _masked_sum(per_token, completion_mask) / active
 
@@ -341,7 +368,8 @@ def bnpo_loss(per_token_logps, old_per_token_logps, advantages,
 def dr_grpo_loss(per_token_logps, old_per_token_logps, advantages,
                  completion_mask, epsilon=0.2, beta=0.0,
                  ref_per_token_logps=None, max_completion_length=None,
-                 use_bias_correction_kl=False):
+                 use_bias_correction_kl=False,
+                 importance_sampling_level="token"):
     """"dr_grpo": the token sum over a constant, N × max_completion_length.
 
     loss = Σ_i Σ_t m_it ℓ_it / (N · L_max): Dr. GRPO, Liu et al. (2025),
@@ -353,10 +381,10 @@ def dr_grpo_loss(per_token_logps, old_per_token_logps, advantages,
     if max_completion_length is None:
         raise ValueError("dr_grpo_loss needs max_completion_length: pass "
                          "GRPOConfig.max_completion_length")
-    per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
-                                     advantages, epsilon, beta,
-                                     ref_per_token_logps,
-                                     use_bias_correction_kl)  # (N, T)
+    per_token = clipped_token_losses(
+        per_token_logps, old_per_token_logps, advantages, epsilon, beta,
+        ref_per_token_logps, use_bias_correction_kl, completion_mask,
+        importance_sampling_level)  # (N, T)
     normaliser = per_token.shape[0] * max_completion_length  # N · L_max
     return _masked_sum(per_token, completion_mask) / normaliser
 
@@ -364,7 +392,8 @@ def dr_grpo_loss(per_token_logps, old_per_token_logps, advantages,
 def dapo_loss(per_token_logps, old_per_token_logps, advantages,
               completion_mask, epsilon=0.2, beta=0.0,
               ref_per_token_logps=None, num_items_in_batch=None,
-              use_bias_correction_kl=False):
+              use_bias_correction_kl=False,
+              importance_sampling_level="token"):
     """"dapo": the token sum over a token count the caller passes in.
 
     loss = Σ_i Σ_t m_it ℓ_it / num_items_in_batch: DAPO, Yu et al. (2025),
@@ -378,10 +407,10 @@ def dapo_loss(per_token_logps, old_per_token_logps, advantages,
         raise ValueError("dapo_loss needs num_items_in_batch: the number of "
                          "completion tokens to divide by, e.g. the active "
                          "tokens of the whole optimizer step")
-    per_token = clipped_token_losses(per_token_logps, old_per_token_logps,
-                                     advantages, epsilon, beta,
-                                     ref_per_token_logps,
-                                     use_bias_correction_kl)  # (N, T)
+    per_token = clipped_token_losses(
+        per_token_logps, old_per_token_logps, advantages, epsilon, beta,
+        ref_per_token_logps, use_bias_correction_kl, completion_mask,
+        importance_sampling_level)  # (N, T)
     return _masked_sum(per_token, completion_mask) / num_items_in_batch
 
 # --------------------------------------- GRPOConfig.loss_type, one record each

@@ -85,6 +85,7 @@ def dapo_gradient(trainer, batches):
     dapo_loss(logps, logps.detach(), whole["advantages"], mask,
               beta=args.beta, ref_per_token_logps=whole["ref_per_token_logps"],
               use_bias_correction_kl=args.use_bias_correction_kl,
+              importance_sampling_level=args.importance_sampling_level,
               num_items_in_batch=mask.sum()).backward()
     grad = torch.cat([p.grad.flatten() for p in model.parameters()
                       if p.grad is not None])
@@ -96,14 +97,17 @@ def relative(a, b):
     return ((a - b).norm() / b.norm()).item()
 
 
-@pytest.mark.parametrize("beta, corrected", [(0.0, False), (0.1, True)])
+@pytest.mark.parametrize("beta, corrected, level", [
+    (0.0, False, "token"), (0.1, True, "token"), (0.0, False, "sequence")])
 def test_dapo_step_gradient_is_the_same_under_any_split(tmp_path, beta,
-                                                        corrected):
-    """Also with a KL term multiplied by the ratio (TRL's default)."""
+                                                        corrected, level):
+    """Also with a KL term multiplied by the ratio (TRL's default), and
+    with GSPO's sequence-level ratio."""
     grads = []
     for B, GA in [(2, 8), (4, 4), (8, 2), (16, 1)]:
         trainer = make(tmp_path, loss_type="dapo", beta=beta,
                        use_bias_correction_kl=corrected,
+                       importance_sampling_level=level,
                        per_device_train_batch_size=B,
                        gradient_accumulation_steps=GA)
         batch = fixed_batch(trainer)

@@ -59,7 +59,7 @@ def stand_in(**attributes):
 
 
 def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
-                  use_bias_correction_kl=False):
+                  use_bias_correction_kl=False, level="token"):
     """TRL 1.16's GRPOTrainer._compute_loss -> (loss, d loss / d logps)."""
     policy = batch["logps"].clone().requires_grad_()
     trainer = stand_in(
@@ -67,7 +67,7 @@ def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
             policy, torch.zeros_like(policy), None),
         loss_type=loss_type, beta=beta, epsilon_low=epsilon,
         epsilon_high=epsilon, top_entropy_quantile=1.0,
-        off_policy_mask_threshold=None, importance_sampling_level="token",
+        off_policy_mask_threshold=None, importance_sampling_level=level,
         current_gradient_accumulation_steps=1, max_completion_length=L_MAX,
         _entropy_bonus_enabled=False, aux_loss_enabled=False,
         args=SimpleNamespace(delta=None,
@@ -87,7 +87,7 @@ def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
 
 
 def kit_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
-                  use_bias_correction_kl=False):
+                  use_bias_correction_kl=False, level="token"):
     """kit.losses.GRPO_LOSSES[loss_type] -> (loss, d loss / d logps)."""
     policy = batch["logps"].clone().requires_grad_()
     extra = {"dr_grpo": {"max_completion_length": L_MAX},
@@ -97,7 +97,7 @@ def kit_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
         epsilon=epsilon, beta=beta,
         ref_per_token_logps=batch["ref"] if beta > 0 else None,
         use_bias_correction_kl=use_bias_correction_kl,
-        **extra.get(loss_type, {}))
+        importance_sampling_level=level, **extra.get(loss_type, {}))
     return loss, torch.autograd.grad(loss, policy)[0]
 
 
@@ -140,6 +140,31 @@ def test_the_kl_bias_correction_equals_trls(loss_type, beta, on_policy, flag,
     # the flag is not a no-op: the other setting's gradient is off
     other = kit_grpo_loss(loss_type, batch, 0.2, beta, count, not flag)
     assert (other[1] - theirs[1]).abs().max() > 1e-5
+
+
+@pytest.mark.parametrize("loss_type", sorted(losses.GRPO_LOSSES))
+@pytest.mark.parametrize("epsilon", [0.1, 0.2])
+@pytest.mark.parametrize("beta, corrected", [(0.0, False), (0.04, False),
+                                             (0.04, True)])
+@pytest.mark.parametrize("on_policy", [True, False])
+@pytest.mark.parametrize("n", [1, 5, 16])
+def test_the_sequence_level_ratio_equals_trls(loss_type, epsilon, beta,
+                                              corrected, on_policy, n):
+    """GSPO (importance_sampling_level="sequence"): one ratio a completion,
+    exp of its mean token log-ratio, clipped once; equal to TRL 1.16 for
+    every loss type, loss and gradient, and not the token-level loss."""
+    batch = grpo_batch(n, seed=n + 2)
+    if on_policy:
+        batch["old"] = batch["logps"].clone()
+    count = int(batch["mask"].sum())
+    args = (loss_type, batch, epsilon, beta, count, corrected)
+    theirs = trl_grpo_loss(*args, level="sequence")
+    ours = kit_grpo_loss(*args, level="sequence")
+    assert torch.allclose(ours[0], theirs[0], rtol=0, atol=1e-6)
+    assert torch.allclose(ours[1], theirs[1], rtol=0, atol=1e-6)
+    if not on_policy:  # on-policy every ratio is 1 at both levels
+        token = kit_grpo_loss(*args, level="token")
+        assert (token[1] - theirs[1]).abs().max() > 1e-5
 
 
 def test_the_course_loss_is_the_grpo_type_and_the_clip_is_exercised():

@@ -258,7 +258,8 @@ def test_grpo_refuses_a_changed_temperature_or_beta(setting, value,
 # What each setting of the resume table is changed to: a value a user
 # would pass (numbers otherwise double, plus one)
 CHANGED_TO = {"loss_type": {"GRPOTrainer": "dapo", "DPOTrainer": "ipo"},
-              "scale_rewards": {"GRPOTrainer": "none"}}
+              "scale_rewards": {"GRPOTrainer": "none"},
+              "importance_sampling_level": {"GRPOTrainer": "sequence"}}
 
 
 def changed(trainer_name, name, value):

@@ -48,7 +48,8 @@ KEPT_ON_RESUME = {
     "GRPOTrainer": BATCH + ("num_generations", "steps_per_generation",
                             "max_completion_length", "temperature", "beta",
                             "epsilon", "loss_type", "scale_rewards",
-                            "use_bias_correction_kl"),
+                            "use_bias_correction_kl",
+                            "importance_sampling_level"),
 }
 
 

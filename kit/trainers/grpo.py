@@ -113,6 +113,8 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
                   self.loss_fields}
         if self.args.use_bias_correction_kl:  # only when asked: a learner's
             kwargs["use_bias_correction_kl"] = True  # loss may not take it
+        if self.args.importance_sampling_level != "token":  # GSPO
+            kwargs["importance_sampling_level"] = "sequence"
         if self.loss_is_scaled_for_ga:
             # DDP averages gradients over processes: divide by the global
             # count / processes, so the average is the step's token mean

@@ -60,6 +60,10 @@ class GRPOConfig(TrainingArguments):
                 "(TRL 1.16's default: its gradient is the unbiased "
                 "reverse-KL gradient of DeepSeek-V3.2; it changes the KL "
                 "gradient even on-policy). False: the paper's KL."})
+    importance_sampling_level: str = field(default="token", metadata={
+        "help": "The ratio's level: 'token' (one a token, the paper's) or "
+                "'sequence' (GSPO: one a completion, the geometric mean of "
+                "its token ratios), as TRL 1.16."})
     remove_unused_columns: bool = False  # reward functions read the columns
 
     def __post_init__(self):
@@ -71,6 +75,8 @@ class GRPOConfig(TrainingArguments):
             self.scale_rewards = SCALE_REWARDS_ALIASES[self.scale_rewards]
         check_choice(self, "loss_type", GRPO_LOSSES)
         check_choice(self, "scale_rewards", SCALE_REWARDS)
+        check_choice(self, "importance_sampling_level",
+                     ("token", "sequence"))
         if not isinstance(self.use_bias_correction_kl, bool):
             raise refusal("choice", owner="GRPOConfig",
                           name="use_bias_correction_kl", choices="True, False",
