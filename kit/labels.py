@@ -221,8 +221,8 @@ NOTEBOOK = {"en": {
                         "0-d tensor): it must return the batch's loss",
     "trl_losses": "your {what}: {ours:.8f}   TRL's: {theirs:.8f}   "
                   "difference: {difference:.1e}",
-    "trl_same": "✅ the same loss as TRL's, to within {tolerance:g}",
-    "trl_apart": "❌ more than {tolerance:g} apart: your {what} computes "
+    "trl_same": "✅ the same loss as TRL's, to within {tolerance:.1e}",
+    "trl_apart": "❌ more than {tolerance:.1e} apart: your {what} computes "
                  "something else than TRL's on the same batch",
 }, "ja": {
     "not_done_yet": "⏸  まだ終わっていません。このセルが使う演習は、まだ "
@@ -261,8 +261,8 @@ NOTEBOOK = {"en": {
                         "さい",
     "trl_losses": "{what}: {ours:.8f}   TRL: {theirs:.8f}   "
                   "差: {difference:.1e}",
-    "trl_same": "✅ TRL と同じ損失です（差は {tolerance:g} 以内）",
-    "trl_apart": "❌ 差が {tolerance:g} を超えています。{what} は同じバッチ"
+    "trl_same": "✅ TRL と同じ損失です（差は {tolerance:.1e} 以内）",
+    "trl_apart": "❌ 差が {tolerance:.1e} を超えています。{what} は同じバッチ"
                  "で TRL と違うものを計算しています",
 }}
 

@@ -333,12 +333,19 @@ def clipped_token_losses(per_token_logps, old_per_token_logps, advantages,
     clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)  # (N, T)
     advantages = advantages.unsqueeze(1)  # (N, 1) the same for every token
     per_token = -torch.min(ratio * advantages, clipped * advantages)
+    return _plus_kl(per_token, per_token_logps, ref_per_token_logps, ratio,
+                    beta, use_bias_correction_kl)  # (N, T)
+
+
+def _plus_kl(per_token, per_token_logps, ref_per_token_logps, ratio, beta,
+             use_bias_correction_kl):
+    """The token losses + β·KL (× the ratio with the bias correction)."""
     if beta > 0:
         kl = per_token_kl(per_token_logps, ref_per_token_logps)  # (N, T)
         if use_bias_correction_kl:
             kl = kl * ratio
         per_token = per_token + beta * kl
-    return per_token  # (N, T)
+    return per_token
 
 
 def _masked_sum(per_token, completion_mask):
@@ -413,6 +420,55 @@ def dapo_loss(per_token_logps, old_per_token_logps, advantages,
         importance_sampling_level)  # (N, T)
     return _masked_sum(per_token, completion_mask) / num_items_in_batch
 
+
+def cispo_loss(per_token_logps, old_per_token_logps, advantages,
+               completion_mask, epsilon=0.2, beta=0.0,
+               ref_per_token_logps=None, num_items_in_batch=None,
+               use_bias_correction_kl=False,
+               importance_sampling_level="token", epsilon_high=None):
+    """"cispo": clip the importance weight, not the update (MiniMax-M1,
+    arXiv 2506.13585): ℓ = −sg(min(ρ, ε_high))·A·log π per token. Every
+    token keeps a gradient; the PPO clip instead drops those whose ratio
+    left [1 − ε, 1 + ε]. ε_high is epsilon unless given, as in TRL 1.16
+    (ScaleRL recommends 5.0). Normalised as "dapo": the token sum over
+    num_items_in_batch. Shape: () from (N, T).
+    """
+    if num_items_in_batch is None:
+        raise ValueError("cispo_loss needs num_items_in_batch, as dapo_loss")
+    cap = epsilon if epsilon_high is None else epsilon_high
+    ratio = importance_ratio(per_token_logps, old_per_token_logps,
+                             completion_mask, importance_sampling_level)
+    weight = torch.clamp(ratio, max=cap).detach()  # a weight, not a path
+    per_token = -weight * advantages.unsqueeze(1) * per_token_logps
+    per_token = _plus_kl(per_token, per_token_logps, ref_per_token_logps,
+                         ratio, beta, use_bias_correction_kl)
+    return _masked_sum(per_token, completion_mask) / num_items_in_batch
+
+
+def sapo_loss(per_token_logps, old_per_token_logps, advantages,
+              completion_mask, epsilon=0.2, beta=0.0,
+              ref_per_token_logps=None, use_bias_correction_kl=False,
+              importance_sampling_level="token", sapo_temperature_pos=1.0,
+              sapo_temperature_neg=1.05):
+    """"sapo": a soft gate instead of the clip (Soft Adaptive Policy
+    Optimization, arXiv 2511.20347): ℓ = −σ(τ(ρ − 1))·(4/τ)·A, τ by the
+    advantage's sign. At ρ = 1 its gradient is the plain policy gradient;
+    as ρ leaves 1 the gradient fades smoothly rather than stopping at a
+    band's edge (epsilon is not read). Normalised as "grpo": the mean per
+    completion, then over completions. Shape: () from (N, T).
+    """
+    ratio = importance_ratio(per_token_logps, old_per_token_logps,
+                             completion_mask, importance_sampling_level)
+    advantages = advantages.unsqueeze(1)  # (N, 1)
+    temperature = torch.where(advantages > 0, sapo_temperature_pos,
+                              sapo_temperature_neg)  # (N, 1)
+    gate = torch.sigmoid(temperature * (ratio - 1)) * 4 / temperature
+    per_token = _plus_kl(-gate * advantages, per_token_logps,
+                         ref_per_token_logps, ratio, beta,
+                         use_bias_correction_kl)
+    mask = completion_mask.float()
+    return ((per_token * mask).sum(1) / mask.sum(1).clamp(min=1)).mean()
+
 # --------------------------------------- GRPOConfig.loss_type, one record each
 # The function, the GRPOConfig fields it reads beyond the tensors, and
 # whether it divides by the whole optimizer step's count (num_items_in_batch,
@@ -431,6 +487,10 @@ GRPO_LOSSES = {
     "dr_grpo": GRPOLoss(dr_grpo_loss,
                         config_fields=("max_completion_length",)),
     "dapo": GRPOLoss(dapo_loss, step_normalised=True),
+    "cispo": GRPOLoss(cispo_loss, config_fields=("epsilon_high",),
+                      step_normalised=True),
+    "sapo": GRPOLoss(sapo_loss, config_fields=("sapo_temperature_pos",
+                                               "sapo_temperature_neg")),
 }
 
 

@@ -176,7 +176,7 @@ def test_the_course_defaults_stay_notebook_05s(tmp_path):
 
 @pytest.mark.parametrize("overrides, message", [
     (dict(loss_type="DAPO"), r"GRPOConfig.loss_type must be one of 'grpo', "
-     r"'bnpo', 'dr_grpo', 'dapo', got 'DAPO'"),
+     r"'bnpo', 'dr_grpo', 'dapo', 'cispo', 'sapo', got 'DAPO'"),
     (dict(loss_type=None), r"GRPOConfig.loss_type must be one of .*None"),
     (dict(scale_rewards="std"), r"GRPOConfig.scale_rewards must be one of "
      r"'group', 'batch', 'none', got 'std'"),

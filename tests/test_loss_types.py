@@ -59,20 +59,25 @@ def stand_in(**attributes):
 
 
 def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
-                  use_bias_correction_kl=False, level="token"):
+                  use_bias_correction_kl=False, level="token",
+                  epsilon_high=None, sapo_temperature_pos=1.0,
+                  sapo_temperature_neg=1.05):
     """TRL 1.16's GRPOTrainer._compute_loss -> (loss, d loss / d logps)."""
     policy = batch["logps"].clone().requires_grad_()
     trainer = stand_in(
         _get_per_token_logps_and_entropies=lambda *args, **kwargs: (
             policy, torch.zeros_like(policy), None),
         loss_type=loss_type, beta=beta, epsilon_low=epsilon,
-        epsilon_high=epsilon, top_entropy_quantile=1.0,
+        epsilon_high=epsilon if epsilon_high is None else epsilon_high,
+        top_entropy_quantile=1.0,
         off_policy_mask_threshold=None, importance_sampling_level=level,
         current_gradient_accumulation_steps=1, max_completion_length=L_MAX,
         _entropy_bonus_enabled=False, aux_loss_enabled=False,
         args=SimpleNamespace(delta=None,
                              use_bias_correction_kl=use_bias_correction_kl,
-                             steps_per_generation=1))
+                             steps_per_generation=1,
+                             sapo_temperature_pos=sapo_temperature_pos,
+                             sapo_temperature_neg=sapo_temperature_neg))
     n = len(batch["mask"])
     inputs = {"prompt_ids": torch.ones(n, 2, dtype=torch.long),
               "prompt_mask": torch.ones(n, 2, dtype=torch.long),
@@ -87,17 +92,19 @@ def trl_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
 
 
 def kit_grpo_loss(loss_type, batch, epsilon, beta, num_items_in_batch,
-                  use_bias_correction_kl=False, level="token"):
+                  use_bias_correction_kl=False, level="token", **settings):
     """kit.losses.GRPO_LOSSES[loss_type] -> (loss, d loss / d logps)."""
     policy = batch["logps"].clone().requires_grad_()
     extra = {"dr_grpo": {"max_completion_length": L_MAX},
-             "dapo": {"num_items_in_batch": num_items_in_batch}}
+             "dapo": {"num_items_in_batch": num_items_in_batch},
+             "cispo": {"num_items_in_batch": num_items_in_batch}}
     loss = losses.GRPO_LOSSES[loss_type].fn(
         policy, batch["old"], batch["advantages"], batch["mask"],
         epsilon=epsilon, beta=beta,
         ref_per_token_logps=batch["ref"] if beta > 0 else None,
         use_bias_correction_kl=use_bias_correction_kl,
-        importance_sampling_level=level, **extra.get(loss_type, {}))
+        importance_sampling_level=level, **extra.get(loss_type, {}),
+        **settings)
     return loss, torch.autograd.grad(loss, policy)[0]
 
 
@@ -162,9 +169,30 @@ def test_the_sequence_level_ratio_equals_trls(loss_type, epsilon, beta,
     ours = kit_grpo_loss(*args, level="sequence")
     assert torch.allclose(ours[0], theirs[0], rtol=0, atol=1e-6)
     assert torch.allclose(ours[1], theirs[1], rtol=0, atol=1e-6)
-    if not on_policy:  # on-policy every ratio is 1 at both levels
+    # on-policy every ratio is 1 at both levels; cispo's weight, capped at
+    # epsilon here (TRL's default ε_high), saturates at both levels
+    if not on_policy and loss_type != "cispo":
         token = kit_grpo_loss(*args, level="token")
         assert (token[1] - theirs[1]).abs().max() > 1e-5
+
+
+@pytest.mark.parametrize("loss_type, settings", [
+    ("cispo", {"epsilon_high": 5.0}), ("cispo", {"epsilon_high": 1.3}),
+    ("sapo", {"sapo_temperature_pos": 0.5, "sapo_temperature_neg": 2.0})])
+@pytest.mark.parametrize("on_policy", [True, False])
+@pytest.mark.parametrize("beta", [0.0, 0.04])
+def test_cispo_and_sapo_settings_equal_trls(loss_type, settings, on_policy,
+                                            beta):
+    """cispo's cap (ScaleRL's ε_max = 5.0 and one inside the ratios) and
+    sapo's two temperatures, as TRL 1.16 reads them."""
+    batch = grpo_batch(16, seed=7)
+    if on_policy:
+        batch["old"] = batch["logps"].clone()
+    args = (loss_type, batch, 0.2, beta, int(batch["mask"].sum()))
+    theirs = trl_grpo_loss(*args, **settings)
+    ours = kit_grpo_loss(*args, **settings)
+    assert torch.allclose(ours[0], theirs[0], rtol=0, atol=1e-6)
+    assert torch.allclose(ours[1], theirs[1], rtol=0, atol=1e-6)
 
 
 def test_the_course_loss_is_the_grpo_type_and_the_clip_is_exercised():
@@ -311,7 +339,7 @@ def test_a_loss_type_is_one_declared_record_of_fields_its_config_has():
         losses.PreferenceLoss(losses.robust_loss,
                               config_field=("label_smoothing",))
     assert [name for name, record in losses.GRPO_LOSSES.items()
-            if record.step_normalised] == ["dapo"]
+            if record.step_normalised] == ["dapo", "cispo"]
     for records, config in ((losses.GRPO_LOSSES, GRPOConfig),
                             (losses.PREFERENCE_LOSSES, DPOConfig)):
         fields = set(config.__dataclass_fields__)

@@ -259,7 +259,8 @@ def test_grpo_refuses_a_changed_temperature_or_beta(setting, value,
 # would pass (numbers otherwise double, plus one)
 CHANGED_TO = {"loss_type": {"GRPOTrainer": "dapo", "DPOTrainer": "ipo"},
               "scale_rewards": {"GRPOTrainer": "none"},
-              "importance_sampling_level": {"GRPOTrainer": "sequence"}}
+              "importance_sampling_level": {"GRPOTrainer": "sequence"},
+              "epsilon_high": {"GRPOTrainer": 5.0}}
 
 
 def changed(trainer_name, name, value):

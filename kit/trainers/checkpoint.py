@@ -49,7 +49,8 @@ KEPT_ON_RESUME = {
                             "max_completion_length", "temperature", "beta",
                             "epsilon", "loss_type", "scale_rewards",
                             "use_bias_correction_kl",
-                            "importance_sampling_level"),
+                            "importance_sampling_level", "epsilon_high",
+                            "sapo_temperature_pos", "sapo_temperature_neg"),
 }
 
 

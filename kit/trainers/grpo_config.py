@@ -24,6 +24,8 @@ RULES = [
     ("temperature", float, "> 0", "1.0 samples the policy as it is"),
     ("epsilon", float, "> 0", "try 0.2"),
     ("beta", float, ">= 0", "0 turns the KL off; try 0.04"),
+    ("sapo_temperature_pos", float, "> 0", "try 1.0"),
+    ("sapo_temperature_neg", float, "> 0", "try 1.05"),
 ]
 
 
@@ -49,7 +51,9 @@ class GRPOConfig(TrainingArguments):
     # whole step, no length bias); notebook 07 shows why that matters.
     loss_type: str = field(default="grpo", metadata={
         "help": "What divides the token losses: 'grpo' (a mean per "
-                "completion), 'bnpo', 'dr_grpo' or 'dapo' (kit.losses)."})
+                "completion), 'bnpo', 'dr_grpo' or 'dapo'; or 'cispo' (the "
+                "weight clipped, not the update) and 'sapo' (a soft gate) "
+                "(kit.losses)."})
     scale_rewards: str = field(default="group", metadata={
         "help": "Advantages' spread: 'group', 'batch' or 'none'."})
     # TRL 1.16 defaults to True. The kit keeps the paper's KL, the one
@@ -60,6 +64,15 @@ class GRPOConfig(TrainingArguments):
                 "(TRL 1.16's default: its gradient is the unbiased "
                 "reverse-KL gradient of DeepSeek-V3.2; it changes the KL "
                 "gradient even on-policy). False: the paper's KL."})
+    # "cispo" and "sapo" only: TRL 1.16's names, meanings and defaults
+    epsilon_high: float = field(default=None, metadata={
+        "help": "cispo's cap on the importance weight (None: epsilon, as "
+                "TRL; ScaleRL recommends 5.0). The kit's clip is "
+                "symmetric, so no other loss type reads it."})
+    sapo_temperature_pos: float = field(default=1.0, metadata={
+        "help": "sapo's gate temperature for tokens of positive advantage."})
+    sapo_temperature_neg: float = field(default=1.05, metadata={
+        "help": "sapo's gate temperature for the others."})
     importance_sampling_level: str = field(default="token", metadata={
         "help": "The ratio's level: 'token' (one a token, the paper's) or "
                 "'sequence' (GSPO: one a completion, the geometric mean of "
@@ -77,6 +90,11 @@ class GRPOConfig(TrainingArguments):
         check_choice(self, "scale_rewards", SCALE_REWARDS)
         check_choice(self, "importance_sampling_level",
                      ("token", "sequence"))
+        if self.epsilon_high is not None:
+            check_fields(self, [("epsilon_high", float, "> 0", "try 5.0")])
+            if self.loss_type != "cispo":  # TRL's upper clip: not the kit's
+                raise refusal("epsilon_high_unread", value=self.epsilon_high,
+                              loss_type=self.loss_type)
         if not isinstance(self.use_bias_correction_kl, bool):
             raise refusal("choice", owner="GRPOConfig",
                           name="use_bias_correction_kl", choices="True, False",

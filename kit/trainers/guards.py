@@ -130,6 +130,11 @@ MESSAGES = {"en": {
         "{name}: {cuts} of {total} pairs were cut to max_length={max_length} "
         "tokens and lost their end (<eos>): raise DPOConfig.max_length to "
         "keep them whole",
+    "epsilon_high_unread":
+        "GRPOConfig.epsilon_high={value} does nothing with "
+        "loss_type={loss_type!r}: the kit clips symmetrically by epsilon "
+        "(TRL also takes epsilon_high as the clip's upper bound); only "
+        "'cispo' reads it. Set loss_type='cispo' or epsilon_high=None",
     # kit.trainers.nonfinite
     "nonfinite":
         "training stopped at step {step}: the loss or a gradient is nan or "
@@ -259,6 +264,12 @@ MESSAGES["ja"] = {
         "{name}: {total} 個のペアのうち {cuts} 個が "
         "max_length={max_length} トークンで切られ、末尾（<eos>）を失い"
         "ました。全体を残すには DPOConfig.max_length を大きくしてください",
+    "epsilon_high_unread":
+        "GRPOConfig.epsilon_high={value} は loss_type={loss_type!r} では"
+        "使われません。kit のクリップは epsilon による対称なものです（TRL は"
+        "epsilon_high をクリップの上限にも使います）。これを読むのは "
+        "'cispo' だけです。loss_type='cispo' にするか、epsilon_high=None に"
+        "してください",
     "nonfinite":
         "ステップ {step} で学習を止めました。損失か勾配が nan または inf "
         "です（{what}）。重みは更新していません。learning_rate を下げるか、"
@@ -282,6 +293,9 @@ FIXES = {"en": {}, "ja": {
     "try 8": "8 を試してください",
     "try 32": "32 を試してください",
     "try 0.2": "0.2 を試してください",
+    "try 5.0": "5.0 を試してください",
+    "try 1.0": "1.0 を試してください",
+    "try 1.05": "1.05 を試してください",
     "try 0.1": "0.1 を試してください",
     "1 means no accumulation": "1 は勾配累積なしです",
     "advantages compare completions of the same prompt":
