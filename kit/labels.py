@@ -209,6 +209,11 @@ NOTEBOOK = {"en": {
     "offline_hub_run": "Offline: the toy world above stands in for the real "
                        "model. Online (e.g. on Colab), this cell trains "
                        "HuggingFaceTB/SmolLM2-135M-Instruct on GSM8K.",
+    # notebook 06's LoRA section: the memory of its two setups
+    "two_models": "policy + frozen copy: {count:,} parameters, "
+                  "{megabytes:.2f} MB",
+    "lora_model": "LoRA policy: {count:,} parameters ({trained:,} "
+                  "trained), {megabytes:.2f} MB",
     # notebook 06's LoRA section without peft
     "peft_missing": "peft is not installed, so this section has no LoRA "
                     "policy: `pip install .[peft]` (or `pip install peft`), "
@@ -250,6 +255,10 @@ NOTEBOOK = {"en": {
                        "です。オンライン（Colab など）では、このセルは "
                        "HuggingFaceTB/SmolLM2-135M-Instruct を GSM8K で学習"
                        "します。",
+    "two_models": "方策 + 凍結したコピー：パラメータ {count:,} 個、"
+                  "{megabytes:.2f} MB",
+    "lora_model": "LoRA の方策：パラメータ {count:,} 個（学習するのは "
+                  "{trained:,} 個）、{megabytes:.2f} MB",
     "peft_missing": "peft がインストールされていないため、この節には LoRA "
                     "の方策がありません。`pip install .[peft]`（または "
                     "`pip install peft`）を実行してから、このセルをもう一度"

@@ -190,7 +190,7 @@ except ImportError:
 else:
     print(f"TRL {trl.__version__}:")
     show(trl.GRPOTrainer.get_train_dataloader)
-print("The kit's:")
+print("kit:")
 show(GRPOTrainer.get_train_dataloader)
 
 # %% [markdown]
@@ -226,12 +226,11 @@ if peft is not None:
     lora = peft.get_peft_model(copy.deepcopy(base), peft.LoraConfig(
         r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))
     count, nbytes = size(base)
-    print(f"policy + frozen copy: {2 * count:,} parameters, "
-          f"{2 * nbytes / 1e6:.2f} MB")
+    print(say("two_models", count=2 * count, megabytes=2 * nbytes / 1e6))
     count, nbytes = size(lora)
     trained = sum(w.numel() for w in lora.parameters() if w.requires_grad)
-    print(f"LoRA policy: {count:,} parameters ({trained:,} trained), "
-          f"{nbytes / 1e6:.2f} MB")
+    print(say("lora_model", count=count, trained=trained,
+              megabytes=nbytes / 1e6))
 
 # %% [markdown]
 # ## ★ Exercise: the reference with the adapter off
