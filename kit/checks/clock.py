@@ -17,6 +17,7 @@ from contextlib import contextmanager
 
 from kit.checks.compare import TimeLimit, not_the_learners
 
+UNWIND = 1.0  # s an expired limit waits before it may fire again
 _limits = []  # the kit's limits now running, outermost first
 _outer = {}  # the alarm we found: handler, deadline, interval
 _pauses = []  # when each running paused() began
@@ -60,6 +61,11 @@ def _on_alarm(signum, frame):
     if not _pauses:
         for limit in _limits:  # the outermost expired limit wins
             if now >= limit.deadline - 1e-4:
+                # while this expiry unwinds (a Trainer's clean-up runs its
+                # callbacks and pauses again), the alarm may not fire again
+                # at once: a second expiry would replace the first, which
+                # says where it happened (unpaused)
+                limit.deadline = now + UNWIND
                 raise TimeLimit(limit)
     _arm()  # early by a hair: wait for the rest
 
