@@ -154,7 +154,8 @@ def test_grade_and_gradebook_count_a_property_like_a_mistake():
 # the exercises that are one function: their wrong answers in
 # tools/wrong_answers/losses.py take seconds, not a training run each
 FUNCTIONS = ("causal_lm_loss", "sequence_logps", "dpo_loss", "dpo_snippet",
-             "group_advantages", "grpo_loss", "dapo_loss", "dr_grpo_loss")
+             "group_advantages", "grpo_loss", "dapo_loss", "dr_grpo_loss",
+             "gspo_loss")
 
 
 def test_the_course_names_most_wrong_answers_it_has_not_seen():

@@ -9,7 +9,9 @@ half of the logs. Besides the trainer's own metrics it records the mean
 length of the wrong completions (text characters + <eos>), where Dr.
 GRPO's length bias should show first. --set passes recipe keywords
 (learning_rate=3e-4, temperature=1.0: the course's own); values are read
-as Python literals, a bare word as a reward of kit.tasks.
+as Python literals, a bare word as a reward of kit.tasks;
+`--set importance_sampling_level=sequence` measures both arms as GSPO
+(notebook 07 quotes both levels).
 """
 
 import argparse

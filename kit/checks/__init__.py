@@ -19,6 +19,7 @@ from kit.checks import nb05_grpo_loss  # noqa: F401
 from kit.checks import nb06_lora  # noqa: F401
 from kit.checks import nb07_loss_types  # noqa: F401
 from kit.checks import nb07_step_tokens  # noqa: F401
+from kit.checks import nb07_sequence_ratio  # noqa: F401
 from kit.checks import nb08_private  # noqa: F401
 
 __all__ = ["EXERCISES", "Mismatch", "Mistake", "Result", "check", "compare",

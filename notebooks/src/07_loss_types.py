@@ -4,8 +4,9 @@
 # **You will:** see how "grpo"'s per-sequence mean weighs a short
 # completion's tokens more; write the "dapo" (★★) and "dr_grpo" (★★)
 # normalisers; count one optimizer step's tokens exactly in
-# `get_batch_samples` (★★★); and train "grpo" against "dapo" on the same
-# budget, watching completion length and reward.
+# `get_batch_samples` (★★★); write GSPO's one ratio a completion (★★);
+# and train "grpo" against "dapo" on the same budget, watching completion
+# length and reward.
 #
 # **Time:** 30–40 minutes; the cells run in about a minute on two CPU
 # cores.
@@ -168,6 +169,48 @@ class MyTrainer(GRPOTrainer):
 check("get_batch_samples", MyTrainer)
 
 # %% [markdown]
+# ## ★★ Exercise 4: one ratio a completion, `gspo_loss`
+#
+# The loss types above change what divides the token losses. GSPO (Zheng
+# et al., 2025), which the Qwen team trained Qwen3 with, changes the
+# ratio: TRL's `importance_sampling_level="sequence"` gives each
+# completion one importance ratio, the geometric mean of its token
+# ratios, and clips it once, so a completion is kept or cut whole.
+#
+# Write GSPO's loss without the KL term. For each completion, average the
+# log-ratios `per_token_logps - old_per_token_logps` over its own
+# completion tokens; the exp of that mean is its ratio, shape (B,). Clip
+# the ratio to [1 − ε, 1 + ε] and average −min(ratio·A, clipped·A) over
+# the completions. Stuck? `hint("gspo_loss", 1)`.
+
+# %%
+def gspo_loss(per_token_logps, old_per_token_logps, advantages,
+              completion_mask, epsilon=0.2):
+    """A scalar: the mean over completions of the clipped loss of each
+    completion's one ratio."""
+    ### BEGIN SOLUTION
+    mask = completion_mask.float()
+    log_ratio = (per_token_logps - old_per_token_logps) * mask  # (B, T)
+    lengths = mask.sum(1).clamp(min=1)  # (B,)
+    ratio = torch.exp(log_ratio.sum(1) / lengths)  # (B,): one a completion
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    return -torch.min(ratio * advantages, clipped * advantages).mean()
+    ### END SOLUTION
+
+
+check("gspo_loss", gspo_loss)
+
+# %% [markdown]
+# Two more loss types of TRL 1.16 change the clip; the kit has both
+# (`GRPOConfig(loss_type=...)`). CISPO (MiniMax-M1, 2025) clips the
+# importance weight instead of the ratio in the surrogate: the weight
+# min(ρ, `epsilon_high`) is detached and multiplies A·log π, so a token
+# past the clip keeps its gradient. SAPO (2025) replaces the hard clip
+# with a soft gate, a sigmoid of the ratio whose slope is 1 at ρ = 1 and
+# fades smoothly as ρ moves away, a little faster for negative
+# advantages.
+
+# %% [markdown]
 # ## "grpo" against "dapo" on the toy world
 #
 # The course's GRPO recipe twice, changing only `loss_type`: same seed,
@@ -208,6 +251,16 @@ for loss_type in ("grpo", "dapo"):
 # direction, not its figure. `tools/lengthbias.py` in the kit's repository measures it
 # over seeds.
 #
+# The figure has no GSPO arm: on this toy world it shows no difference
+# one run could show. Measured the same way (`--set
+# importance_sampling_level=sequence`), the last half averaged 4.25
+# tokens under "grpo" and 4.10 under "dapo" at the sequence level against
+# 4.18 and 3.92 at the token level (medians, seeds 0 to 4): longer on 4
+# seeds of 5 (by up to 0.40) and shorter on one, about as much as one
+# seed differs from another. GSPO was
+# made for long completions, whose many token ratios it averages; these
+# are 3 to 5 tokens long.
+#
 # ## What you learned
 #
 # - The loss types share GRPO's per-token loss; they differ in what
@@ -216,3 +269,5 @@ for loss_type in ("grpo", "dapo"):
 #   and "dr_grpo" weigh every token the same.
 # - "dapo" is exact only with the step's own token count: the kit counts
 #   it in `get_batch_samples`, before the step's micro-batches run.
+# - GSPO changes the ratio instead: one a completion, the exp of the mean
+#   of its tokens' log-ratios, clipped once.

@@ -448,3 +448,74 @@ def clipped_from_below_only(per_token_logps, old_per_token_logps, advantages,
         per_token = per_token + beta * _kl(per_token_logps,
                                            ref_per_token_logps)
     return _mean_per_sequence(per_token, completion_mask)
+
+
+# ------------------------------------------------------------ gspo_loss
+
+
+def _gspo(ratio, advantages, low, high):
+    clipped = torch.clamp(ratio, low, high)
+    return -torch.min(ratio * advantages, clipped * advantages).mean()
+
+
+@wrong("gspo_loss", rung=2)
+def gspo_divided_by_the_width(per_token_logps, old_per_token_logps,
+                              advantages, completion_mask, epsilon=0.2):
+    log_ratio = (per_token_logps - old_per_token_logps) * completion_mask
+    ratio = torch.exp(log_ratio.sum(1) / completion_mask.shape[1])
+    return _gspo(ratio, advantages, 1 - epsilon, 1 + epsilon)
+
+
+@wrong("gspo_loss", rung=1)
+def gspo_one_ratio_for_the_batch(per_token_logps, old_per_token_logps,
+                                 advantages, completion_mask, epsilon=0.2):
+    log_ratio = (per_token_logps - old_per_token_logps) * completion_mask
+    ratio = torch.exp(log_ratio.sum() / completion_mask.sum())
+    return _gspo(ratio, advantages, 1 - epsilon, 1 + epsilon)
+
+
+@wrong("gspo_loss", rung=3)
+def gspo_clipped_at_default(per_token_logps, old_per_token_logps,
+                            advantages, completion_mask, epsilon=0.2):
+    log_ratio = (per_token_logps - old_per_token_logps) * completion_mask
+    ratio = torch.exp(log_ratio.sum(1) / completion_mask.sum(1))
+    return _gspo(ratio, advantages, 0.8, 1.2)
+
+
+@wrong("gspo_loss", rung=3)
+def gspo_summed_over_completions(per_token_logps, old_per_token_logps,
+                                 advantages, completion_mask, epsilon=0.2):
+    log_ratio = (per_token_logps - old_per_token_logps) * completion_mask
+    ratio = torch.exp(log_ratio.sum(1) / completion_mask.sum(1))
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    return -torch.min(ratio * advantages, clipped * advantages).sum()
+
+
+@wrong("gspo_loss", rung=1)
+def gspo_ratio_of_the_mean_probabilities(per_token_logps,
+                                         old_per_token_logps, advantages,
+                                         completion_mask, epsilon=0.2):
+    mask = completion_mask.float()
+    new = (per_token_logps.exp() * mask).sum(1) / mask.sum(1)
+    old = (old_per_token_logps.exp() * mask).sum(1) / mask.sum(1)
+    return _gspo(new / old, advantages, 1 - epsilon, 1 + epsilon)
+
+
+@right("gspo_loss")
+def gspo_by_the_product_root(per_token_logps, old_per_token_logps,
+                             advantages, completion_mask, epsilon=0.2):
+    mask = completion_mask.bool()
+    token_ratio = torch.exp(per_token_logps - old_per_token_logps)
+    product = torch.where(mask, token_ratio, 1.0).prod(1)
+    ratio = product ** (1 / mask.sum(1))  # the geometric mean
+    return _gspo(ratio, advantages, 1 - epsilon, 1 + epsilon)
+
+
+@right("gspo_loss")
+def gspo_by_nanmean(per_token_logps, old_per_token_logps, advantages,
+                    completion_mask, epsilon=0.2):
+    log_ratio = torch.where(completion_mask.bool(),
+                            per_token_logps - old_per_token_logps,
+                            float("nan"))
+    ratio = torch.exp(torch.nanmean(log_ratio, 1))
+    return _gspo(ratio, advantages, 1 - epsilon, 1 + epsilon)
