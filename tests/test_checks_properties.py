@@ -11,7 +11,7 @@ from transformers import Trainer
 from kit import checks, losses
 from kit.checks import EXERCISES
 from kit.checks.core import Exercise, Property, name_property
-from kit.grading import grade, gradebook
+from kit.grading import gradebook, verdicts
 
 pytestmark = pytest.mark.usefixtures("lenient")
 
@@ -142,10 +142,10 @@ def test_torch_roll_for_the_shift_is_catalogued():
 def test_grade_and_gradebook_count_a_property_like_a_mistake():
     line = ('{"id": "causal_lm_loss", "status": "failed", "mistake": '
             '"property:labelled_first_position", "message": "m"}')
-    kept = grade.records([line], ["causal_lm_loss"])
+    kept = verdicts.records([line], ["causal_lm_loss"])
     assert kept[0]["mistake"] == "property:labelled_first_position"
     forged = line.replace("labelled_first_position", "no_such_property")
-    assert grade.records([forged], ["causal_lm_loss"])[0]["mistake"] is None
+    assert verdicts.records([forged], ["causal_lm_loss"])[0]["mistake"] is None
     words = gradebook._catalogue("causal_lm_loss",
                                  "property:labelled_first_position")
     assert words.startswith("a labelled first position — ")

@@ -27,7 +27,7 @@ import pytest
 
 from kit import cli
 from kit.builder import paths
-from kit.grading import grade, sandbox, submissions
+from kit.grading import grade, sandbox, submissions, verdicts
 
 HEADER = ["student", "submission", "notebook", "exercise", "stars", "status",
           "mistake", "attempts", "message", "error"]
@@ -981,9 +981,9 @@ def test_a_forged_message_is_shown_not_obeyed(message, tmp_path):
     line = json.dumps({"id": "dpo_loss", "status": "failed",
                        "message": message})
     card = {"submission": "x.ipynb", "notebook": "x", "error": None,
-            "exercises": grade._exercise_rows(
+            "exercises": verdicts.exercise_rows(
                 ["dpo_loss"], ["dpo_loss"],
-                grade.records([line], ["dpo_loss"]), None),
+                verdicts.records([line], ["dpo_loss"]), None),
             "passed": 0, "total": 1}
     card = gradebook.inert_card(card)
     shown = gradebook.scorecard(card)

@@ -268,7 +268,7 @@ class Result:
 
     def record(self):
         """The grade record: one JSON line of $KIT_GRADE_FILE, which
-        `kit grade` (grade._exercise_rows) reads back."""
+        `kit grade` (kit.grading.verdicts) reads back."""
         return {"id": self.exercise.id, "status": self.status,
                 "mistake": self.mistake, "message": self.message}
 

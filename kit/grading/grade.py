@@ -54,20 +54,19 @@ from tqdm import tqdm
 import kit
 from kit import i18n
 from kit.grading import gradebook, kernel_shim, sandbox, students
-from kit.grading.submissions import (ANY_CHECK, CHECK_CALL, COURSE,
-                                     CannotGrade, course_notebook,
-                                     exercises_in,
+from kit.grading.submissions import (ANY_CHECK, COURSE, CannotGrade,
+                                     course_notebook, exercises_in,
                                      find_submissions, first_line,
                                      not_a_plain_file, read_notebook,
                                      run_language, skip_cells)
 from kit.grading.report_text import say
+from kit.grading.verdicts import (exercise_rows, raised_before_checks,
+                                  records)
 from kit.checks import EXERCISES
 
 NOTEBOOK_TIMEOUT = 1800  # seconds a notebook may run, all cells together
-STATUSES = {"passed", "failed", "not attempted"}  # what check() records
 OUTPUT_LIMIT = 20_000_000  # characters a notebook may print, all cells
 GRADE_FILE_LIMIT = 1_000_000  # bytes of grade records read
-MESSAGE_LIMIT = 500  # characters of a checker's message kept
 # the folder holding `kit`: kernels import the grader's own kit from it
 KIT_ROOT = str(Path(kit.__file__).resolve().parent.parent)
 # what a kernel may see of the grader's environment (not its secrets)
@@ -345,99 +344,6 @@ async def _within(seconds, run):
     raise NotebookTimeout
 
 
-def records(lines, ids):
-    """The grade file's verdicts on exercises in `ids`: forged, mangled or
-    foreign lines are skipped, and unknown mistake ids dropped (a named
-    property, "property:<id>", is known like a catalogued mistake)."""
-    kept = []
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not (isinstance(record, dict) and record.get("id") in ids
-                and record.get("status") in STATUSES):
-            continue
-        exercise = EXERCISES[record["id"]]  # a property counts as a mistake
-        known = ({m.id for m in exercise.mistakes}
-                 | {p.key for p in exercise.properties})
-        message = record.get("message")
-        kept.append({
-            "id": record["id"], "status": record["status"],
-            "mistake": record.get("mistake") if isinstance(
-                record.get("mistake"), str) and record["mistake"] in known
-            else None,
-            "message": (message if isinstance(message, str)
-                        else "")[:MESSAGE_LIMIT]})
-    return kept
-
-
-def _exercise_rows(ids, in_code, verdicts, error, crashed=None,
-                   raised=None):
-    """One row per exercise of `ids`, from `verdicts`: the grade records
-    check() wrote (kit.checks.Result.record(): id, status, mistake,
-    message), cleaned by records(); the last attempt gives the verdict.
-
-    An exercise with no verdict, or still "not attempted", whose cells
-    raised (`raised`: exercise id -> the line saying so) is "crashed", as
-    is one the run never reached because it stopped (`crashed`: why);
-    `error`: why nothing could be graded.
-    """
-    raised = raised or {}
-    attempts = {}
-    for record in verdicts:
-        attempts.setdefault(record["id"], []).append(record)
-    rows = []
-    for exercise_id in ids:
-        tries = attempts.get(exercise_id, [])
-        last = tries[-1] if tries else {}
-        if tries and not (last["status"] == "not attempted"
-                          and exercise_id in raised):
-            status, message = last["status"], last["message"]
-        elif exercise_id in raised:
-            status, message = "crashed", raised[exercise_id]
-        elif crashed:
-            status, message = "crashed", crashed
-        elif error:
-            status, message = "not graded", error
-        elif exercise_id in in_code:
-            status = "not attempted"
-            message = say("check_never_ran")
-        else:
-            status = "not attempted"
-            message = say("no_check_for_it")
-        rows.append({
-            "id": exercise_id, "stars": EXERCISES[exercise_id].stars,
-            "status": status, "mistake": last.get("mistake"),
-            "message": message, "attempts": len(tries),
-            # every named mistake made on the way, for the class summary
-            "mistakes": list(dict.fromkeys(
-                t["mistake"] for t in tries if t["mistake"]))})
-    return rows
-
-
-def raised_before_checks(notebook, raised):
-    """{exercise id: "SyntaxError in cell 7 (`def f(...`): ..."}: the first
-    error raised in the cells from after the previous exercise's check up
-    to this exercise's own check cell."""
-    found, start = {}, 0
-    for number, cell in enumerate(notebook.cells, 1):
-        checked = (CHECK_CALL.findall(cell.source)
-                   if cell.cell_type == "code" else [])
-        for exercise_id in checked:
-            errors = [n for n in raised if start < n <= number]
-            if errors and exercise_id not in found:
-                first = min(errors)
-                where = say("cell", n=first) + (
-                    f" (`{first_line(notebook.cells[first - 1])}`)")
-                name, why = raised[first]
-                found[exercise_id] = say("raised_in", error=name,
-                                         where=where, why=why)
-        if checked:
-            start = number
-    return found
-
-
 def _not_a_notebook(error):
     if isinstance(error, UnicodeDecodeError):
         return say("binary")
@@ -491,7 +397,7 @@ def _grade_into(card, path, timeout, all_cells, notebook_timeout):
     except Exception as error:
         card["error"] = _not_a_notebook(error)
         if Path(path).stem in COURSE:  # its exercises, each "not graded"
-            card["exercises"] = _exercise_rows(
+            card["exercises"] = exercise_rows(
                 COURSE[Path(path).stem], [], [], card["error"])
         return
     in_code = exercises_in(notebook)
@@ -520,7 +426,7 @@ def _grade_into(card, path, timeout, all_cells, notebook_timeout):
         # what the cell it stopped in raised is the stop itself (an
         # interrupted cell raises KeyboardInterrupt): the line above says it
         raised.pop(getattr(stopped, "cell", 0), None)
-    card["exercises"] = _exercise_rows(
+    card["exercises"] = exercise_rows(
         ids, in_code, records(lines, ids), None if crashed else card["error"],
         crashed, raised_before_checks(notebook, raised))
     if not card["exercises"] and not card["error"]:
