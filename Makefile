@@ -44,13 +44,14 @@ LAB_CONFIG := JUPYTER_CONFIG_PATH=$(CURDIR)/tools/lab$(if $(JUPYTER_CONFIG_PATH)
 lab: setup
 	$(LAB_CONFIG) $(VENV)/bin/jupyter lab --ServerApp.root_dir=$(LAB_ROOT) $(LAB_FLAGS) $(LAB_ARGS)
 
-# Six suites, two at a time, one torch thread each; the last line says how
-# long each took (tools/run_tests.py says why).
+# Seven suites: five two at a time, two beside them (they mostly wait), one
+# torch thread each; the last line says how long each took
+# (tools/run_tests.py says why).
 test: setup
 	$(PY) tools/run_tests.py
 
 unit: setup
-	$(PY) tools/run_tests.py unit grading training browser
+	$(PY) tools/run_tests.py unit checkers grading training browser
 
 notebooks: setup
 	$(PY) tools/run_tests.py solutions learners

@@ -3,10 +3,12 @@
 Each suite is its own pytest process. The suites run `--jobs` at a time
 (2 by default: one per core of the machines we test on), the longest
 first, each taking the next free place, so the two places end close
-together. The browser suite runs beside them, in a place of its own: it
-mostly waits on JupyterLab and Chromium (run alone, it left two cores
-45% idle over its 80 s), and in a place of the pool it left one core idle
-while it waited. Each process keeps torch to one thread
+together. The browser suite and the grader's suite run beside them, each
+in a place of its own: they mostly wait, on JupyterLab and Chromium (run
+alone, the browser suite left two cores 45% idle over its 80 s) and on
+kernels starting and time limits running out (in the pool, the grader's
+tests with the checkers' used 128 CPU-s in 190 s). In a place of the pool
+each left a core idle while it waited. Each process keeps torch to one thread
 (OMP_NUM_THREADS=1): two threads a process on a shared core wait on each
 other at every op and run up to 25 times slower (see
 kit.runtime.one_cpu_thread). A suite's output is printed whole when it
@@ -47,11 +49,12 @@ PYTEST = [sys.executable, "-m", "pytest"]
 # graders.
 BROWSER = ["tests/test_browser.py"]
 TRAINING = ["tests/test_multiprocess.py", "tests/test_resume.py"]
-# The graders' tests start kernels and `kit grade` processes: a suite of
-# their own, so that no one suite outlasts the others by minutes.
-GRADING = ["tests/test_grade.py", "tests/test_grade_wall.py"] + sorted(
-    str(path.relative_to(ROOT))
-    for path in ROOT.glob("tests/test_checks_*.py"))
+# The grader's tests start kernels and `kit grade` processes, and mostly
+# wait on them: a suite of their own, beside the pool as the browser's is.
+GRADING = ["tests/test_grade.py", "tests/test_grade_wall.py"]
+# The checkers' tests: CPU-bound, a suite of the pool.
+CHECKERS = sorted(str(path.relative_to(ROOT))
+                  for path in ROOT.glob("tests/test_checks_*.py"))
 # The notebook suites' kernels fork from one warm process that has
 # imported torch (tools/warm_kernels.py): ~6.5 s of CPU saved a notebook.
 # A Japanese copy's cell fails if it prints English (tools/japanese_outputs).
@@ -76,13 +79,17 @@ def copies(kind):
 
 
 # name -> (what it is, command, extra environment); longest first. One
-# `make test` on a 2-core AMD EPYC (AVX-512), with the browser beside the
-# pool: grading 123 s, unit 111, solutions 59, training 33, learners 24,
-# browser 82; 180 s in all, the cores 94% busy.
+# `make test` on a 2-core Intel Xeon (AVX-512), the browser and the grader
+# beside the pool: unit 175 s, checkers 103, solutions 83, training 43,
+# learners 28, grading 178, browser 92; 218 s in all, the cores 98% busy
+# (the same day with the grader's tests in the pool: 224 to 246 s, the
+# cores 91% busy).
 SUITES = {
     "unit": ("unit tests", PYTEST + ["tests"] + [
-        f"--ignore={path}" for path in BROWSER + TRAINING + GRADING], {}),
+        f"--ignore={path}"
+        for path in BROWSER + TRAINING + GRADING + CHECKERS], {}),
     "grading": ("grading tests", PYTEST + GRADING, {}),
+    "checkers": ("checker tests", PYTEST + CHECKERS, {}),
     # solutions must pass every checker: KIT_STRICT=1 turns a failed
     # check into an error; learner copies must run with stubs untouched
     "solutions": ("solution notebooks",
@@ -94,7 +101,7 @@ SUITES = {
         "-p", "tools.shared_cells"] + copies("learners"), {}),
 }
 # suites that run beside the --jobs pool, each in a place of its own
-BESIDE = {"browser"}
+BESIDE = {"browser", "grading"}
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
            "TRANSFORMERS_OFFLINE": "1"}
 
