@@ -124,6 +124,20 @@ def graph_leaves(tensor):
     return found
 
 
+def loss_and_gradient(loss):
+    """A learner's loss -> (it detached, its gradient to the leaf it was
+    computed from), or (it as it came, None) when it is not a 0-d tensor
+    with a graph. call() handed the learner a copy of the inputs: the
+    gradient flows to that copy, so differentiate through the loss's own
+    graph."""
+    if not (isinstance(loss, torch.Tensor) and loss.requires_grad
+            and loss.dim() == 0):
+        return loss, None
+    leaves = graph_leaves(loss)
+    gradient = torch.autograd.grad(loss, leaves)[0] if leaves else None
+    return loss.detach(), gradient
+
+
 def attempt(function, *args, **kwargs):
     """Run learner code; an exception becomes an observation, Raised.
 

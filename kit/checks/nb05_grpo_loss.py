@@ -7,7 +7,7 @@ import torch
 from kit import losses
 from kit.losses import per_token_kl
 from kit.checks.compare import (Mismatch, Raised, agreement, attempt, call,
-                                compare, describe_error, graph_leaves)
+                                compare, describe_error, loss_and_gradient)
 from kit.checks.core import Mistake, Property, exercise
 from kit.checks.messages import MESSAGES
 from kit.i18n import said, text
@@ -341,14 +341,7 @@ def _loss_and_gradient(candidate, seed, epsilon, beta, kind=""):
         per_token_logps=logps, old_per_token_logps=old,
         advantages=advantages, completion_mask=mask), epsilon=epsilon,
         beta=beta, ref_per_token_logps=ref if beta > 0 else None)
-    if not (isinstance(loss, torch.Tensor) and loss.requires_grad
-            and loss.dim() == 0):
-        return loss, None
-    # call() handed the learner a copy: the gradient flows to that copy,
-    # so differentiate through the output's own graph
-    leaves = graph_leaves(loss)
-    gradient = torch.autograd.grad(loss, leaves)[0] if leaves else None
-    return loss.detach(), gradient
+    return loss_and_gradient(loss)
 
 
 # The printed solution, the notebook's to the letter (a test holds

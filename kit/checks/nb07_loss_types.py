@@ -8,7 +8,7 @@ two batch sizes, and the gradient, which must reach the log-probs.
 import torch
 
 from kit import losses
-from kit.checks.compare import Raised, attempt, call, graph_leaves
+from kit.checks.compare import Raised, attempt, call, loss_and_gradient
 from kit.checks.core import Mistake, Property, exercise
 from kit.checks.nb05_grpo_loss import GRPO_LOSS_WORDS, judge_loss, with_kl
 from kit.losses import per_token_kl
@@ -172,12 +172,7 @@ def _loss_and_gradient(exercise_id, candidate, seed, N, epsilon, beta,
         advantages=advantages, completion_mask=mask), epsilon=epsilon,
         beta=beta, ref_per_token_logps=ref if beta > 0 else None,
         **_normaliser_of(exercise_id, mask, seed, max_completion_length))
-    if not (isinstance(loss, torch.Tensor) and loss.requires_grad
-            and loss.dim() == 0):
-        return loss, None
-    leaves = graph_leaves(loss)  # call() handed the learner a copy
-    gradient = torch.autograd.grad(loss, leaves)[0] if leaves else None
-    return loss.detach(), gradient
+    return loss_and_gradient(loss)
 
 
 def _observe(exercise_id, candidate):

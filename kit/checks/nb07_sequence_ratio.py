@@ -11,7 +11,7 @@ the clip, and the gradient, which must reach the log-probs.
 import torch
 
 from kit import losses
-from kit.checks.compare import Raised, attempt, call, graph_leaves
+from kit.checks.compare import Raised, attempt, call, loss_and_gradient
 from kit.checks.core import Mistake, Property, exercise
 from kit.checks.nb05_grpo_loss import judge_loss
 from kit.checks.nb07_loss_types import DAPO_LOSS_WORDS, NOTEBOOK
@@ -136,12 +136,7 @@ def _loss_and_gradient(candidate, seed, N, epsilon, padded):
     loss = call(candidate, dict(
         per_token_logps=logps, old_per_token_logps=old,
         advantages=advantages, completion_mask=mask), epsilon=epsilon)
-    if not (isinstance(loss, torch.Tensor) and loss.requires_grad
-            and loss.dim() == 0):
-        return loss, None
-    leaves = graph_leaves(loss)  # call() handed the learner a copy
-    gradient = torch.autograd.grad(loss, leaves)[0] if leaves else None
-    return loss.detach(), gradient
+    return loss_and_gradient(loss)
 
 
 # What the checker says, English beside Japanese: the verdict, the hint
