@@ -25,7 +25,8 @@ def test_the_kit_and_the_printed_solution_pass():
 
 
 @pytest.mark.parametrize("epsilon", [0.05, 0.2, 0.3])
-def test_the_printed_solution_is_trls_sequence_level_grpo(epsilon):
+def test_the_printed_solution_is_the_kits_sequence_level_grpo_loss(epsilon):
+    # TRL 1.16's too: tests/test_loss_types.py holds the kit's to it
     g = torch.Generator().manual_seed(7)
     old = -torch.rand(5, 7, generator=g) * 3
     logps = (old + torch.randn(5, 7, generator=g) * 0.3).requires_grad_()

@@ -81,6 +81,16 @@ def clipped_per_token(per_token_logps, old_per_token_logps, advantages,
     return _clipped_loss(ratio, clipped, advantages)
 
 
+def ratio_as_a_column(per_token_logps, old_per_token_logps, advantages,
+                      completion_mask, epsilon=0.2):
+    mask = completion_mask.float()
+    log_ratio = (per_token_logps - old_per_token_logps) * mask
+    ratio = torch.exp(log_ratio.sum(1, keepdim=True)
+                      / mask.sum(1, keepdim=True))  # (B, 1)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    return _clipped_loss(ratio, clipped, advantages)  # (B, 1) x (B,): (B, B)
+
+
 def mask_forgotten(per_token_logps, old_per_token_logps, advantages,
                    completion_mask, epsilon=0.2):
     log_ratio = per_token_logps - old_per_token_logps
@@ -199,6 +209,21 @@ GSPO_LOSS_WORDS = {
                "平均の前に各トークンの比率をクリップしました。GSPO は系列の比"
                "率 1 つをクリップするので、補完はまるごと残るか切られます",
                "(B,) の比率に torch.clamp(ratio, 1 - epsilon, 1 + epsilon)")},
+    "ratio_as_a_column": {
+        "en": ("the ratio a column, (B, 1)",
+               "your ratio has shape (B, 1) (keepdim=True) and the "
+               "advantages (B,): their product broadcasts to a (B, B) "
+               "table, each completion's ratio times every advantage, and "
+               "its mean is not the loss",
+               "sum(1) without keepdim, so that the ratio is (B,) like the "
+               "advantages"),
+        "ja": ("比率が列 (B, 1) になっている",
+               "比率の形が (B, 1) (keepdim=True) で、アドバンテージは (B,) で"
+               "す。その積は (B, B) の表にブロードキャストされ、各補完の比率"
+               "にすべてのアドバンテージを掛けたものになります。その平均は損"
+               "失ではありません",
+               "keepdim なしで sum(1) を取り、比率をアドバンテージと同じ (B,) "
+               "にしてください")},
     "mask_forgotten": {
         "en": ("mask forgotten in the mean",
                "the mean ran over every position, the padding after <eos> "
@@ -235,14 +260,14 @@ GSPO_LOSS_WORDS = {
     "property:padding": {
         "en": ("padded completions",
                "right where no completion is padded, wrong where some are: "
-               "a completion's mean runs over its own tokens, so divide "
-               "the masked sum by completion_mask.sum(1), not by the "
-               "padded width"),
+               "a completion's mean runs over its own tokens only: sum "
+               "(log_ratio * mask).sum(1), padding left out, and divide by "
+               "completion_mask.sum(1), not by the padded width"),
         "ja": ("パディングのある補完",
                "パディングのない入力では正しく、パディングのある入力で違いま"
-               "す。補完の平均はその補完のトークンだけでとるので、マスクした"
-               "合計を、パディングした幅ではなく completion_mask.sum(1) で割"
-               "ります")},
+               "す。補完の平均はその補完のトークンだけでとります。パディング"
+               "を除いて (log_ratio * mask).sum(1) で合計し、パディングした幅"
+               "ではなく completion_mask.sum(1) で割ります")},
     "property:epsilon_written_in": {
         "en": ("epsilon written in",
                "right at one epsilon only, wrong at the others: clip with "
@@ -279,6 +304,7 @@ GSPO_LOSS_WORDS = {
                       rung=2),
               Mistake("clipped_per_token", clipped_per_token, rung=3),
               Mistake("mask_forgotten", mask_forgotten, rung=2),
+              Mistake("ratio_as_a_column", ratio_as_a_column, rung=1),
               Mistake("token_level", token_level, rung=1),
               Mistake("never_clipped", never_clipped, rung=3),
               Mistake("detached_loss", detached_loss, rung=3),
