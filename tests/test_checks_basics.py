@@ -111,10 +111,24 @@ def off_by_a_little(logits, labels):  # no known mistake, no symptom
     return losses.causal_lm_loss(logits, labels) + 0.1
 
 
-def test_an_unknown_mistake_gets_numbers_and_the_hints_in_turn(capsys):
+def squared_a_little(logits, labels):  # nor a relation of the numbers
+    loss = losses.causal_lm_loss(logits, labels)
+    return loss + 0.1 * loss ** 2
+
+
+def test_an_unknown_mistake_gets_what_its_numbers_say(capsys):
+    # the gradient is right, the value is not: a term with no gradient
     result = checks.check("causal_lm_loss", off_by_a_little)
+    assert result.mistake == "property:value_only"
+    assert result.message.startswith("your gradient is right but not the "
+                                      "value")
+    assert "max difference 0.1" in result.message
+
+
+def test_an_unknown_mistake_gets_numbers_and_the_hints_in_turn(capsys):
+    result = checks.check("causal_lm_loss", squared_a_little)
     assert result.mistake is None and "max difference" in result.message
-    checks.check("causal_lm_loss", off_by_a_little)
+    checks.check("causal_lm_loss", squared_a_little)
     out = capsys.readouterr().out
     assert "hint 1/4" in out and "hint 2/4" in out
 

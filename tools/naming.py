@@ -5,8 +5,10 @@ Replays every catalogued mistake, then the wrong answers of
 tools/wrong_answers/ (written as learners write them, none a copy of a
 catalogue entry), then the right answers there, which must all pass.
 "Named": the verdict carries a catalogued mistake or a property of the
-inputs (Result.mistake). "Hint 1 fits": the rung hint(id, 1) starts at
-right after is the rung the wrong answer was labelled with.
+inputs (Result.mistake), or what the numbers say (kit.checks.relations).
+"Hint 1 fits": the rung hint(id, 1) starts at right after is the rung the
+wrong answer was labelled with (counted where the exercise's own
+catalogue or property named it: a relation's hint is its symptom's).
 
     python tools/naming.py               # every exercise
     python tools/naming.py grpo_loss     # some of them
@@ -22,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.pop("KIT_STRICT", None)
 
-from kit.checks import EXERCISES, check  # noqa: E402
+from kit.checks import EXERCISES, check, relations  # noqa: E402
 from tools.wrong_answers import RIGHT, WRONG  # noqa: E402
 from tools.wrong_answers import losses, trainers  # noqa: E402, F401
 
@@ -66,10 +68,24 @@ def replay(only=()):
     return rows, rejected
 
 
+def by_the_numbers(row):
+    """Whether the row's name is a relation of kit.checks.relations (what
+    the numbers say), not the exercise's own mistake or property: such a
+    name has no rung of its own, hint 1 is its symptom's or the next."""
+    own = {p.key for p in EXERCISES[row[1]].properties} | {
+        m.id for m in EXERCISES[row[1]].mistakes}
+    return bool(row[3]) and row[3] not in own and (
+        row[3].removeprefix("property:") in relations.IDS)
+
+
 def shares(rows):
+    """(rows, named, hint 1 fits, named by the numbers); hint 1 is
+    counted on the names the exercise's own catalogue and properties
+    give."""
     named = [row for row in rows if row[3]]
-    fits = [row for row in named if row[4]]
-    return len(rows), len(named), len(fits)
+    numbers = [row for row in named if by_the_numbers(row)]
+    fits = [row for row in named if row[4] and not by_the_numbers(row)]
+    return len(rows), len(named), len(fits), len(numbers)
 
 
 def main(only):
@@ -79,14 +95,18 @@ def main(only):
             print(f"{exercise_id:22} {name:34} {mistake or '-':42} "
                   f"{'hint 1 fits' if fits else 'hint 1 misses'}")
     for source in ("catalogue", "new"):
-        total, named, fits = shares([r for r in rows if r[0] == source])
+        total, named, fits, numbers = shares(
+            [r for r in rows if r[0] == source])
         print(f"{source}: {named}/{total} named ({100 * named / total:.0f} "
-              f"%), hint 1 fits {fits}/{named} of those "
-              f"({100 * fits / max(named, 1):.0f} %)")
-    kinds = Counter("property" if r[3].startswith("property:") else "mistake"
+              f"%), {numbers} of them by what the numbers say; hint 1 fits "
+              f"{fits}/{named - numbers} of the others "
+              f"({100 * fits / max(named - numbers, 1):.0f} %)")
+    kinds = Counter("numbers" if by_the_numbers(r) else "property"
+                    if r[3].startswith("property:") else "mistake"
                     for r in rows if r[0] == "new" and r[3])
     print(f"new answers named by a property: {kinds['property']}, by a "
-          f"catalogued mistake: {kinds['mistake']}")
+          f"catalogued mistake: {kinds['mistake']}, by what the numbers "
+          f"say: {kinds['numbers']}")
     for exercise_id, name, why in rejected:
         print(f"REJECTED right answer {exercise_id} {name}: {why}")
     tried = sum(1 for exercise_id, _ in RIGHT

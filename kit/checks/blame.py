@@ -32,6 +32,17 @@ def written_by_the_learner(error):
     return False
 
 
+def raised_in_a_library(error):
+    """Whether the innermost frame of the error is a library's (torch's
+    "not implemented for 'Long'"): a NotImplementedError from there is a
+    crash of the learner's code, not their untouched stub."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = tb.tb_frame.f_code.co_filename if tb else ""
+    return filename.startswith(_LIBRARIES) and not filename.startswith(_KIT)
+
+
 def learners_method(error):
     """The learner's function or method the error came up in, innermost
     first ("MyTrainer._save_checkpoint"), or None: where an endless loop

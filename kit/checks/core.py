@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from kit.checks import advice, report
-from kit.checks.blame import (learners_method, what_check_expects,
-                              written_by_the_learner)
+from kit.checks import advice, relations, report
+from kit.checks.blame import (learners_method, raised_in_a_library,
+                              what_check_expects, written_by_the_learner)
 from kit.checks.clock import (paused, time_limit,  # noqa: F401 (re-exported)
                               unpaused)
 from kit.checks.compare import (Mismatch, TimeLimit, default_judge,
@@ -329,7 +329,7 @@ def _refused(key, exercise=None, **fields):
 
 def evaluate(exercise, candidate, timeout=20):
     """Grade without printing: a Result."""
-    seen = symptom = None
+    seen = symptom = raised = None
     ours = []  # the limit this call set: only its expiry is ours to report
     try:
         with time_limit(timeout) as limit:
@@ -339,9 +339,13 @@ def evaluate(exercise, candidate, timeout=20):
                 expected = exercise.seen(exercise.answer)
             note = exercise.judge(candidate, seen, expected)
         return Result(exercise, "passed", note or text(MESSAGES, "matches"))
-    except NotImplementedError:
-        return Result(exercise, "not attempted", text(
-            MESSAGES, "still the stub", stub=exercise.stub))
+    except NotImplementedError as error:
+        if not raised_in_a_library(error):
+            return Result(exercise, "not attempted", text(
+                MESSAGES, "still the stub", stub=exercise.stub))
+        # torch's "not implemented for 'Long'": the learner's code crashed
+        raised, symptom = error, "crash"
+        message = text(MESSAGES, "raised", error=describe_error(error))
     except TimeLimit as expired:
         if not ours or expired.limit is not ours[0]:
             raise  # an outer limit's: not this check's to report
@@ -362,7 +366,7 @@ def evaluate(exercise, candidate, timeout=20):
             result.advise = False
             return result
         message = text(MESSAGES, "raised", error=describe_error(error))
-        symptom = "crash"
+        symptom, raised = "crash", error
     mistake = name_mistake(exercise, seen) if seen is not None else None
     if mistake is not None:
         return Result(exercise, "failed", text(
@@ -378,8 +382,28 @@ def evaluate(exercise, candidate, timeout=20):
     if symptom is None and seen is not None:
         factor = scale_factor(seen, exercise.seen(exercise.answer))
         symptom = "scaled" if factor is not None else None
+    found = _relation(exercise, seen, raised, symptom, message)
+    if found is not None:  # what the numbers say, or the kind of crash
+        relation, line = found
+        if not relation.startswith("crash"):  # the error is in the line
+            line = text(MESSAGES, "relation.line", line=line, detail=message)
+        return Result(exercise, "failed", line, "property:" + relation,
+                      symptom=symptom, factor=factor)
     return Result(exercise, "failed", message, symptom=symptom,
                   factor=factor)
+
+
+def _relation(exercise, seen, raised, symptom, message):
+    """relations.name() on this answer's observations and the
+    reference's, or on the error its code raised (`message` says it)."""
+    if raised is not None or not isinstance(seen, dict):
+        return (relations.crashed(raised, message) if raised is not None
+                else None)
+    if "problem" in seen:  # a fact's own line says it already
+        return None
+    expected = _opened(_behaviour(exercise.seen(exercise.answer)))
+    return relations.name(_opened(seen), expected, symptom=symptom,
+                          said=message)
 
 
 def name_mistake(exercise, seen):

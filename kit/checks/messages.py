@@ -115,6 +115,84 @@ MESSAGES = {"en": {
     "symptom.crash":
         "read the error's last line, then run your code by hand on small "
         "inputs and print the shapes just before the line that raised",
+
+    # ------------------------- what the numbers say (relations.py)
+    "relation.line": "{line} — {detail}",
+    "relation.setting":
+        "right where {setting} = {right}, wrong where {setting} = {wrong}: the part "
+        "of your code that {setting} changes is the part to read again",
+    "relation.sign":
+        "yours is the reference with its sign flipped: a minus missing or "
+        "one too many (the Trainer minimises what you return)",
+    "relation.factor":
+        "a constant factor: yours is {factor:.4g} × the reference (× "
+        "{inverse:.4g} would fix it)",
+    "relation.per_row":
+        "each row of yours is its own multiple of the reference's row "
+        "({factors}, …): a weight per row — a length or a count of each "
+        "completion — that the reference does not use, or uses otherwise",
+    "relation.gradient_only":
+        "your values are right but not their gradient: part of the result "
+        "is cut from the graph (.detach(), .item(), torch.no_grad()) or "
+        "carries another gradient than the formula's",
+    "relation.value_only":
+        "your gradient is right but not the value: a term that carries no "
+        "gradient (a constant, a detached copy) is added or left out",
+    "relation.not_finite":
+        "{name} is nan or inf where the reference is finite: a log of 0 or "
+        "of a negative number, an exp that overflows, or a division by 0",
+    "relation.broadcast":
+        "{name} has shape {shape}, the reference {expected}: two tensors of "
+        "different shapes broadcast into a bigger one (a (B, 1) against a "
+        "(B,)?) — print the shapes on the way",
+    "relation.reduced":
+        "{name} has shape {shape}, the reference {expected}: a reduction over "
+        "another dim, or one too many or too few",
+    "relation.dtype":
+        "{name} has dtype {dtype}: an integer result where a float belongs "
+        "(a mask or a count used as it is: .float() it)",
+    "relation.detached":
+        "your result is cut from the graph (.detach(), .item(), "
+        "torch.tensor(...) or torch.no_grad()): training cannot learn from it",
+    "relation.crash_dim":
+        "a dim the tensor does not have — {error}: print x.dim() and x.shape "
+        "on the line that raised",
+    "relation.crash_dtype":
+        "a tensor of the wrong dtype — {error}: an integer tensor (ids, a "
+        "mask, a count) where a float one belongs, or the other way round",
+    "relation.crash_shapes":
+        "two shapes that do not fit — {error}: print the shapes of the "
+        "tensors on the line that raised; a shift, a slice or a dim differs "
+        "from what the formula needs",
+    "relation.crash_key":
+        "a key that is not there — {error}: print the dict's keys() to see "
+        "what it holds",
+    "relation.flows":
+        "your gradient flows into tokens where the reference's is 0: a clip "
+        "or a mask that should stop it there does not (the clipped side of "
+        "min(ratio × A, clip(ratio) × A), the padding)",
+    "relation.stopped":
+        "your gradient is 0 at tokens where the reference's flows: something "
+        "stops it there (a clip on the wrong side, a mask too wide, a "
+        "detached factor)",
+    "relation.elsewhere":
+        "your gradient is 0 at other tokens than the reference's: it flows "
+        "where a clip or a mask stops it, and stops where it flows — the "
+        "clip's side (which of ratio × A and clip(ratio) × A the min keeps), "
+        "or the mask",
+    "relation.flipped":
+        "your gradient has the opposite sign at some tokens: a sign that "
+        "depends on the token (an advantage's sign, a min taken as a max)",
+    "relation.crash_none":
+        "a None where a value belongs — {error}: a variable never set, or a "
+        "function that returns nothing (a missing return)",
+    "relation.crash_argument":
+        "a call with arguments of the wrong kind or number — {error}: read "
+        "the called function's signature (a tensor where a number belongs, "
+        "None, arguments swapped)",
+    "relation.crash_attribute":
+        "a name the object does not have — {error}: print type(x) to see "
+        "what it is",
 }, "ja": {
     # The Japanese half, in the English half's order (a test holds it).
     # Terms as README.ja.md's glossary (from the Japanese transformers
@@ -221,4 +299,78 @@ MESSAGES = {"en": {
     "symptom.crash":
         "エラーの最後の行を読み、小さな入力で手元でコードを実行して、"
         "エラーの出た行の直前で形状を表示してください",
+    "relation.line": "{line} — {detail}",
+    "relation.setting":
+        "{setting} = {right} では正しく、{setting} = {wrong} では間違っています。"
+        "{setting} で変わる部分のコードを読み直してください",
+    "relation.sign":
+        "あなたの値は参照実装の符号を反転したものです。マイナスが足りないか"
+        "多すぎます (Trainer は返された値を最小化します)",
+    "relation.factor":
+        "定数倍の違いです。あなたの値は参照実装の {factor:.4g} 倍です "
+        "({inverse:.4g} 倍すると直ります)",
+    "relation.per_row":
+        "各行が参照実装の行のそれぞれ別の倍数です ({factors}, …)。"
+        "参照実装が使わない (または別の形で使う) 行ごとの重み、"
+        "たとえば各補完の長さや個数が掛かっています",
+    "relation.gradient_only":
+        "値は正しいのに勾配が違います。結果の一部が計算グラフから切り離されて"
+        "いる (.detach(), .item(), torch.no_grad()) か、式とは別の勾配を"
+        "持っています",
+    "relation.value_only":
+        "勾配は正しいのに値が違います。勾配を持たない項 (定数や切り離した"
+        "コピー) を足しているか、抜かしています",
+    "relation.not_finite":
+        "参照実装が有限の値のところで {name} が nan か inf です。0 や負の数の"
+        " log、オーバーフローする exp、0 での割り算を探してください",
+    "relation.broadcast":
+        "{name} の形状は {shape}、参照実装は {expected} です。形状の違う"
+        "2 つのテンソルがブロードキャストされて大きくなっています "
+        "((B, 1) と (B,) など)。途中で形状を表示してください",
+    "relation.reduced":
+        "{name} の形状は {shape}、参照実装は {expected} です。別の dim で"
+        "集約しているか、集約が多すぎるか足りません",
+    "relation.dtype":
+        "{name} の dtype が {dtype} です。float のはずの結果が整数になって"
+        "います (マスクや個数をそのまま使っています。.float() にしてください)",
+    "relation.detached":
+        "結果が計算グラフから切り離されています (.detach(), .item(), "
+        "torch.tensor(...) や torch.no_grad())。これでは学習できません",
+    "relation.crash_dim":
+        "テンソルにない dim を使っています ({error})。エラーの出た行で "
+        "x.dim() と x.shape を表示してください",
+    "relation.crash_dtype":
+        "テンソルの dtype が違います ({error})。float のはずのところに"
+        "整数のテンソル (ID、マスク、個数) があるか、その逆です",
+    "relation.crash_shapes":
+        "形状が合いません ({error})。エラーの出た行のテンソルの形状を表示して"
+        "ください。シフト、スライス、dim のどれかが式の求めるものと違います",
+    "relation.crash_key":
+        "ないキーを読んでいます ({error})。dict の keys() を表示して、"
+        "何が入っているか確かめてください",
+    "relation.flows":
+        "参照実装の勾配が 0 のトークンにも、あなたの勾配が流れています。"
+        "そこで止めるはずのクリップかマスクが効いていません "
+        "(min(ratio × A, clip(ratio) × A) のクリップされた側、パディング)",
+    "relation.stopped":
+        "参照実装の勾配が流れるトークンで、あなたの勾配が 0 です。何かが"
+        "そこで止めています (逆側のクリップ、広すぎるマスク、切り離した係数)",
+    "relation.elsewhere":
+        "あなたの勾配が 0 になるトークンが参照実装と違います。クリップかマスクが"
+        "止めるところで流れ、流れるところで止まっています。クリップの側 "
+        "(min が ratio × A と clip(ratio) × A のどちらを残すか) か、マスクを"
+        "確かめてください",
+    "relation.flipped":
+        "いくつかのトークンで勾配の符号が逆です。トークンによって変わる符号 "
+        "(アドバンテージの符号、max になった min) を確かめてください",
+    "relation.crash_none":
+        "値のはずのところが None です ({error})。設定されていない変数か、"
+        "何も返さない関数 (return の書き忘れ) です",
+    "relation.crash_argument":
+        "関数に渡す引数の種類か数が違います ({error})。呼んでいる関数の"
+        "シグネチャを読んでください (数のはずのところのテンソル、None、"
+        "入れ替わった引数など)",
+    "relation.crash_attribute":
+        "オブジェクトにない名前を使っています ({error})。type(x) を表示して、"
+        "何のオブジェクトか確かめてください",
 }}

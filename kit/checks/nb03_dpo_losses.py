@@ -325,6 +325,14 @@ def dpo_no_minus(policy_chosen_logps, policy_rejected_logps,
             beta * chosen.detach(), beta * rejected.detach())
 
 
+def dpo_beta_outside(policy_chosen_logps, policy_rejected_logps,
+                     ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    chosen = policy_chosen_logps - ref_chosen_logps
+    rejected = policy_rejected_logps - ref_rejected_logps
+    return (-beta * F.logsigmoid(chosen - rejected),
+            beta * chosen.detach(), beta * rejected.detach())
+
+
 def snippet_beta_on_rejected(chosen_scores, rejected_scores, beta):
     return -F.logsigmoid(chosen_scores - beta * rejected_scores)
 
@@ -503,6 +511,19 @@ DPO_LOSS_WORDS = {
                "log σ(β·margin) は最大化する対数尤度です。Trainer は最小化す"
                "るので、これではマージンが狭まります",
                "前にマイナスを付けてください: -F.logsigmoid(...)")},
+    "beta_outside_logsigmoid": {
+        "en": ("β outside the log-sigmoid",
+               "−β · log σ(margin) only scales the loss: β belongs inside, "
+               "where it sets how far the margin must grow before the loss "
+               "flattens",
+               "-F.logsigmoid(beta * (chosen_logratios - "
+               "rejected_logratios))"),
+        "ja": ("log-sigmoid の外の β",
+               "−β · log σ(margin) は損失を β 倍するだけです。β は内側に置き"
+               "ます。そこで β は、損失が平らになるまでにマージンがどれだけ広"
+               "がる必要があるかを決めます",
+               "-F.logsigmoid(beta * (chosen_logratios - "
+               "rejected_logratios))")},
     "judge.not three": {
         "en": "returned {kind}, not a tuple of three",
         "ja": "3 つ組のタプルではなく {kind} を返しました"},
@@ -535,6 +556,15 @@ DPO_LOSS_WORDS = {
         "ja": ("beta の決め打ち",
                "一方の beta では正しく、もう一方で違います。マージンと報酬に"
                "は引数の beta を掛けます")},
+    "property:losses": {
+        "en": ("the losses",
+               "the rewards are right, the losses are not: from the same "
+               "log-ratios the loss is −log σ(β · ((π_c − ref_c) − (π_r − "
+               "ref_r))), each reference subtracted once, β inside"),
+        "ja": ("損失",
+               "報酬は正しく、損失が違います。損失は同じ対数比から作る "
+               "−log σ(β · ((π_c − ref_c) − (π_r − ref_r))) です。参照モデル"
+               "を引くのはそれぞれ 1 回、β は内側です")},
     "property:rewards": {
         "en": ("the rewards",
                "the losses are right, the rewards are not: each reward is "
@@ -569,6 +599,10 @@ DPO_LOSS_WORDS = {
           kit_code=("kit.losses:dpo_loss",),
           solution=dpo_loss, judge=_judge_pair_loss, properties=[
               Property("beta_written_in", varies=r"beta=([\d.]+)", rung=3),
+              # before the sides: wrong losses beside right rewards are
+              # no side's log-ratio
+              Property("losses", lambda name: name.endswith(": losses"),
+                       rung=2),
               Property("rewards", "rewards", rung=6),
               Property("rejected_side", lambda name: name.endswith(
                   (": losses", ": rejected_rewards")), rung=1),
@@ -584,6 +618,7 @@ DPO_LOSS_WORDS = {
               Mistake("chosen_rejected_swapped", dpo_swapped, rung=2),
               Mistake("sigmoid_not_logsigmoid", dpo_sigmoid, rung=4),
               Mistake("no_minus", dpo_no_minus, rung=4),
+              Mistake("beta_outside_logsigmoid", dpo_beta_outside, rung=4),
           ])
 def observe_dpo_loss(candidate):
     return {f"beta={beta}": attempt(_run_pair_loss, candidate, beta)

@@ -201,6 +201,26 @@ def max_not_min(per_token_logps, old_per_token_logps, advantages,
                    completion_mask, beta, ref_per_token_logps)
 
 
+def min_of_ratios(per_token_logps, old_per_token_logps, advantages,
+                  completion_mask, epsilon=0.2, beta=0.0,
+                  ref_per_token_logps=None):
+    ratio = torch.exp(per_token_logps - old_per_token_logps)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    per_token = -torch.min(ratio, clipped) * advantages.unsqueeze(1)
+    return _finish(per_token, per_token_logps, completion_mask, beta,
+                   ref_per_token_logps)
+
+
+def clipped_below_only(per_token_logps, old_per_token_logps, advantages,
+                       completion_mask, epsilon=0.2, beta=0.0,
+                       ref_per_token_logps=None):
+    ratio = torch.exp(per_token_logps - old_per_token_logps)
+    clipped = torch.clamp(ratio, min=1 - epsilon)  # no upper bound
+    a = advantages.unsqueeze(1)
+    return _finish(-torch.min(ratio * a, clipped * a), per_token_logps,
+                   completion_mask, beta, ref_per_token_logps)
+
+
 def token_level_mean(per_token_logps, old_per_token_logps, advantages,
                      completion_mask, epsilon=0.2, beta=0.0,
                      ref_per_token_logps=None):
@@ -418,6 +438,29 @@ GRPO_LOSS_WORDS = {
                "損失は目的関数の符号を反転したものです: −min(...) が悲観的な"
                "下限、−max(...) は楽観的なものです",
                "torch.min(ratio * A, clipped * A)")},
+    "min_of_the_ratios": {
+        "en": ("the min of the ratios",
+               "min(ratio, clipped) · A is min(ratio·A, clipped·A) only where "
+               "A ≥ 0: where A < 0 the product turns the min into a max, the "
+               "optimistic bound",
+               "take the min of the products: torch.min(ratio * A, clipped * "
+               "A)"),
+        "ja": ("比率の min",
+               "min(ratio, clipped) · A が min(ratio·A, clipped·A) と等しいの"
+               "は A ≥ 0 のときだけです。A < 0 では掛け算で min が max に変わ"
+               "り、楽観的なほうになります",
+               "積の min を取ります: torch.min(ratio * A, clipped * A)")},
+    "clipped_below_only": {
+        "en": ("clipped from below only",
+               "with no upper bound, a token whose ratio is past 1 + epsilon "
+               "and whose advantage is positive is still pushed up",
+               "clip both sides: torch.clamp(ratio, 1 - epsilon, 1 + "
+               "epsilon)"),
+        "ja": ("下側だけのクリップ",
+               "上限がないと、比率がすでに 1 + epsilon を超えていてアドバンテ"
+               "ージが正のトークンも、まだ押し上げられます",
+               "両側をクリップします: torch.clamp(ratio, 1 - epsilon, 1 + "
+               "epsilon)")},
     "token_level_mean": {
         "en": ("token-level mean",
                "one mean over all tokens weighs long completions more; "
@@ -596,11 +639,13 @@ GRPO_LOSS_WORDS = {
           mistakes=[
               Mistake("no_min", no_min, rung=2),
               Mistake("max_not_min", max_not_min, rung=2),
+              Mistake("min_of_the_ratios", min_of_ratios, rung=2),
               Mistake("token_level_mean", token_level_mean, rung=4),
               Mistake("no_mask", no_mask, rung=4),
               Mistake("detached_logps", detached_logps, rung=6),
               Mistake("kl_when_beta_0", kl_when_beta_0, rung=5),
               Mistake("clip_hard_coded", clip_hard_coded, rung=3),
+              Mistake("clipped_below_only", clipped_below_only, rung=3),
               Mistake("kl_sign_reversed", kl_sign_reversed, rung=5),
               Mistake("kl_arguments_swapped", kl_arguments_swapped, rung=5),
               Mistake("kl_weight_written_in", kl_weight_written_in, rung=5),

@@ -144,6 +144,28 @@ def reference_subtracted_twice(policy_chosen_logps, policy_rejected_logps,
     return losses, beta * chosen.detach(), beta * rejected.detach()
 
 
+@wrong("dpo_loss", rung=4)
+def beta_outside_the_logsigmoid(policy_chosen_logps, policy_rejected_logps,
+                                ref_chosen_logps, ref_rejected_logps,
+                                beta=0.1):
+    chosen, rejected = _logratios(policy_chosen_logps, policy_rejected_logps,
+                                  ref_chosen_logps, ref_rejected_logps)
+    losses = -beta * F.logsigmoid(chosen - rejected)
+    return losses, beta * chosen.detach(), beta * rejected.detach()
+
+
+@wrong("dpo_loss", rung=2)
+def reference_subtracted_again(policy_chosen_logps, policy_rejected_logps,
+                               ref_chosen_logps, ref_rejected_logps,
+                               beta=0.1):
+    chosen, rejected = _logratios(policy_chosen_logps, policy_rejected_logps,
+                                  ref_chosen_logps, ref_rejected_logps)
+    # the paper's code, pi_logratios - ref_logratios, on log-ratios already
+    logits = (chosen - rejected) - (ref_chosen_logps - ref_rejected_logps)
+    losses = -F.logsigmoid(beta * logits)
+    return losses, beta * chosen.detach(), beta * rejected.detach()
+
+
 @right("dpo_loss")
 def by_softplus(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
                 ref_rejected_logps, beta=0.1):

@@ -432,3 +432,20 @@ class ReducedBySum(_Counting):
         tokens = torch.stack([batch["completion_mask"].sum()
                               for batch in batches]).sum()
         return self.accelerator.reduce(tokens, reduction="sum")
+
+
+# ------------------------------------------- dpo_compute_loss, again
+
+
+@wrong("dpo_compute_loss", rung=3)
+class SplitByTheBatchSize(_DPO):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        B = self.args.per_device_train_batch_size  # "B pairs a batch"
+        chosen, rejected = torch.split(self.logps(model, inputs), B)
+        ref_chosen, ref_rejected = torch.split(self.ref_logps(inputs), B)
+        losses, chosen_rewards, rejected_rewards = dpo_loss(
+            chosen, rejected, ref_chosen, ref_rejected, beta=self.args.beta)
+        loss = self.divided(losses, num_items_in_batch)
+        self._remember(chosen_rewards, rejected_rewards, chosen, rejected)
+        return (loss, {"chosen_logps": chosen}) if return_outputs else loss
