@@ -39,7 +39,9 @@ def raised_in_a_library(error):
     tb = error.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
-    filename = tb.tb_frame.f_code.co_filename if tb else ""
+    filename = tb.tb_frame.f_code.co_filename if tb else "<none>"
+    if not filename.startswith("<"):  # a venv reached through a link
+        filename = str(Path(filename).resolve())
     return filename.startswith(_LIBRARIES) and not filename.startswith(_KIT)
 
 

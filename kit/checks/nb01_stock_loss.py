@@ -350,6 +350,18 @@ class DividesByGATooo(Trainer):
         return (loss, outputs) if return_outputs else loss
 
 
+class DividesByGAWhenNone(Trainer):
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        labels = inputs.pop("labels")
+        outputs = model(**inputs)
+        loss = losses.causal_lm_loss(outputs.logits, labels,
+                                     num_items_in_batch)
+        if num_items_in_batch is None:  # "then the Trainer does not scale"
+            loss = loss / self.args.gradient_accumulation_steps
+        return (loss, outputs) if return_outputs else loss
+
+
 class MyTrainer(Trainer):
     def compute_loss(self, model, inputs, return_outputs=False,
                      num_items_in_batch=None):
@@ -395,6 +407,12 @@ def _returned(returned):
 SPLIT = [1, 3]  # rows per micro-batch: uneven, as an epoch's last batch is
 
 
+def _given(name):
+    """Whether the observation `name` was made with num_items_in_batch."""
+    return "num_items_in_batch=None" not in name and any(
+        part in name for part in ("num_items", "gradient_acc"))
+
+
 # What compute_loss's checker says, English beside Japanese: its hint ladder
 # (gentlest first), each mistake's (title, why, hint), its judge's lines.
 COMPUTE_LOSS_WORDS = {
@@ -403,10 +421,14 @@ COMPUTE_LOSS_WORDS = {
                "model(**inputs) and give outputs.logits to your loss.",
                "Return just the loss, or (loss, outputs) when return_outputs "
                "is True: evaluate() asks for both.",
-               "num_items_in_batch is the token count of the whole "
-               "accumulated batch, or None (evaluation): a mean may ignore "
-               "it; a sum is divided by it, only when it is given, and by "
-               "nothing else (it already spans every micro-batch).",
+               "num_items_in_batch counts the labelled tokens: of the whole "
+               "accumulated batch in training, of the one batch in "
+               "evaluation, or None (a model whose forward takes no "
+               "**kwargs, a call of your own). A mean may ignore it; a sum "
+               "is divided by it, only when it is given, and by nothing "
+               "else (in training it already spans every micro-batch, and "
+               "when it is None the Trainer divides by the accumulation "
+               "steps itself).",
                "The Trainer calls .backward() on the loss: compute it with "
                "autograd on, no .detach(), .item() or torch.no_grad()."],
         "ja": ["`inputs` からラベルを取り出し "
@@ -414,10 +436,13 @@ COMPUTE_LOSS_WORDS = {
                "outputs.logits をあなたの損失に渡してください。",
                "損失だけを返すか、return_outputs が True のときは (loss, "
                "outputs) を返します: evaluate() は両方を求めます。",
-               "num_items_in_batch は勾配累積したバッチ全体のトークン数、また"
-               "は None (評価時) です。平均なら無視してかまいません。合計は、"
-               "与えられたときだけそれで割り、ほかの数では割りません (すでに"
-               "すべてのマイクロバッチにわたります)。",
+               "num_items_in_batch はラベル付きトークンの数です。学習では勾配"
+               "累積したバッチ全体の、評価ではその 1 つのバッチの数で、None "
+               "のこともあります (forward が **kwargs を受け取らないモデル、"
+               "あなた自身の呼び出し)。平均なら無視してかまいません。合計は、"
+               "与えられたときだけそれで割り、ほかの数では割りません (学習で"
+               "はすでにすべてのマイクロバッチにわたり、None のときは Trainer "
+               "が自分で勾配累積のステップ数で割ります)。",
                "Trainer は損失に .backward() を呼びます: autograd を有効に"
                "したまま計算し、.detach(), .item() や torch.no_grad() は使"
                "わないでください。"]},
@@ -440,13 +465,15 @@ COMPUTE_LOSS_WORDS = {
                "return (loss, outputs) if return_outputs else loss")},
     "divides_by_none": {
         "en": ("divides by a None num_items_in_batch",
-               "evaluation (and any call outside training) passes "
-               "num_items_in_batch=None",
+               "num_items_in_batch is None for a model whose forward takes "
+               "no **kwargs and in any call outside the Trainer (evaluation "
+               "passes its batch's count)",
                "divide by num_items_in_batch only when it is given; else "
                "take the mean"),
         "ja": ("None の num_items_in_batch で割る",
-               "評価時 (と学習以外のすべての呼び出し) には "
-               "num_items_in_batch=None が渡されます",
+               "forward が **kwargs を受け取らないモデルと、Trainer の外から"
+               "のすべての呼び出しでは num_items_in_batch が None です (評価は"
+               "そのバッチの数を渡します)",
                "num_items_in_batch は与えられたときだけそれで割り、そうでな"
                "ければ平均を取ってください")},
     "divides_by_ga_too": {
@@ -460,6 +487,18 @@ COMPUTE_LOSS_WORDS = {
                "数えています: gradient_accumulation_steps でも割ると、ステッ"
                "プが GA 分の 1 に小さくなります",
                "合計した損失を num_items_in_batch だけで割ってください")},
+    "divides_by_ga_when_none": {
+        "en": ("divides by the accumulation steps when None",
+               "with num_items_in_batch=None the Trainer divides the loss by "
+               "gradient_accumulation_steps itself: dividing here too makes "
+               "each step GA times too small",
+               "when num_items_in_batch is None, return the plain mean"),
+        "ja": ("None のときに勾配累積のステップ数で割る",
+               "num_items_in_batch=None のときは Trainer が自分で損失を "
+               "gradient_accumulation_steps で割ります。ここでも割ると、各ス"
+               "テップが GA 分の 1 に小さくなります",
+               "num_items_in_batch が None のときは、ただの平均を返してくださ"
+               "い")},
     "detached": {
         "en": ("detached loss",
                "the loss carries no gradient to the model (.detach(), "
@@ -486,11 +525,12 @@ COMPUTE_LOSS_WORDS = {
     "property:no_num_items_in_batch": {
         "en": ("num_items_in_batch=None",
                "right when num_items_in_batch is given, wrong when it is None "
-               "(evaluation, any call outside training): then take the mean"),
+               "(a model whose forward takes no **kwargs, any call outside "
+               "the Trainer): then take the mean"),
         "ja": ("num_items_in_batch=None",
-               "num_items_in_batch が与えられたときは正しく、None のとき (評"
-               "価時、学習以外の呼び出し) に違います。そのときは平均を取りま"
-               "す")},
+               "num_items_in_batch が与えられたときは正しく、None のとき ("
+               "forward が **kwargs を受け取らないモデル、Trainer の外からの呼"
+               "び出し) に違います。そのときは平均を取ります")},
     "property:num_items_in_batch_given": {
         "en": ("num_items_in_batch given",
                "right when num_items_in_batch is None, wrong when training "
@@ -544,23 +584,24 @@ COMPUTE_LOSS_WORDS = {
               Property("return_outputs", "return_outputs=True", rung=2),
               Property("gradient_accumulation", "gradient_accumulation_steps",
                        rung=3),
-              Property("no_num_items_in_batch", lambda name: not any(
-                  part in name for part in ("num_items", "gradient_acc")),
-                       rung=3),
-              Property("num_items_in_batch_given", lambda name: any(
-                  part in name for part in ("num_items", "gradient_acc")),
-                       rung=3),
+              Property("no_num_items_in_batch", lambda name: not _given(
+                  name), rung=3),
+              Property("num_items_in_batch_given", _given, rung=3),
           ], mistakes=[
               Mistake("always_tuple", AlwaysTuple, rung=2),
               Mistake("ignores_return_outputs", IgnoresReturnOutputs, rung=2),
               Mistake("divides_by_none", DividesByNone, rung=3),
               Mistake("divides_by_ga_too", DividesByGATooo, rung=3),
+              Mistake("divides_by_ga_when_none", DividesByGAWhenNone,
+                      rung=3),
               Mistake("detached", DetachedLoss, rung=4),
           ], judge=lambda candidate, seen, expected: _judge_compute_loss(
               seen, expected))
 def observe_compute_loss(candidate):
     """The loss under GA = 1 (with and without num_items_in_batch), its
-    gradient, return_outputs=True, then GA = 2 over uneven micro-batches."""
+    gradient, return_outputs=True, then GA = 2 over uneven micro-batches,
+    and GA = 2 without num_items_in_batch (the Trainer divides by GA then,
+    so the loss is the plain mean)."""
     _, batch = _batch()
     with paused():
         model = tiny_model("cpu", seed=0, tokenizer=_batch()[0])
@@ -586,6 +627,9 @@ def observe_compute_loss(candidate):
         seen[name] = _returned(attempt(
             accumulating.compute_loss, model, dict(part),
             num_items_in_batch=num_items))
+    seen[f"loss under gradient_accumulation_steps={len(SPLIT)} "
+         "(num_items_in_batch=None)"] = _returned(attempt(
+             accumulating.compute_loss, model, dict(batch)))
     seen["return_outputs=True"] = _returned(attempt(
         trainer.compute_loss, model, dict(batch), return_outputs=True))
     return seen

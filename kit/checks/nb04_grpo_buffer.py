@@ -1,5 +1,7 @@
 """Checker for notebook 04's ★★★: the generation buffer, `_prepare_inputs`."""
 
+import io
+import pickle
 from contextlib import contextmanager
 
 import torch
@@ -122,6 +124,21 @@ class NotShuffled(MyBufferedTrainer):
         return self._buffer[(self._step - 1) % k]
 
 
+class PopsServedSlices(MyGRPOTrainer):
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        k = self.args.steps_per_generation
+        if not self._buffer:  # refilled once it runs out
+            batch = self._generate_and_score(generation_batch)
+            order = torch.randperm(len(batch["advantages"]))
+            self._buffer = [{key: None if value is None else value[rows]
+                             for key, value in batch.items()}
+                            for rows in order.chunk(k)]
+        self._step += 1
+        return self._buffer.pop(0)  # a served slice leaves the buffer
+
+
 # ------------------------------------------------------------ observing
 
 K, BATCH, G, STEPS = 3, 8, 4, 6  # 2 generations, 3 slices of 8 each
@@ -161,10 +178,14 @@ def _row_ids(value):
     return value.reshape(len(value), -1)[:, 0].long().tolist()
 
 
-def _buffer_facts(trainer):
+SAVE_AT = 4  # micro-steps before the checkpoint: mid-buffer, 1 of 3 served
+
+
+def _buffer_facts(trainer, fresh):
     """Six micro-steps as the Trainer makes them with GA = 2: the optimizer
     step (state.global_step) one behind every second, out of phase with
-    the buffer's k = 3, and an evaluation in between (which is no step)."""
+    the buffer's k = 3, and an evaluation in between (which is no step).
+    Then a resume, as the kit's checkpoint makes it, into `fresh()`."""
     clock = {"step": 0}
     calls = _numbered_generations(trainer, clock)
     trainer.model.train()
@@ -179,6 +200,8 @@ def _buffer_facts(trainer):
             trainer.model.eval()
             trainer._prepare_inputs(list(batch))
             trainer.model.train()
+        if step + 1 == SAVE_AT:
+            saved = _saved(trainer)
     steps = trainer._step
     yield "self._step after 6 steps", steps, steps != STEPS and said(
         PREPARE_INPUTS_WORDS["problem.step"], steps=steps)
@@ -218,6 +241,41 @@ def _buffer_facts(trainer):
     yield "evaluation", evaluation, evaluation != (
         ["greedy"], K * BATCH) and said(
             PREPARE_INPUTS_WORDS["problem.evaluation"])
+    resumed = _resumed(fresh(), saved, ids[SAVE_AT:])
+    problem = {"refused": PREPARE_INPUTS_WORDS["problem.refused"],
+               "other slices": PREPARE_INPUTS_WORDS["problem.other slices"]}
+    yield "resumed mid-buffer", resumed, resumed is not True and said(
+        problem[resumed])
+
+
+def _saved(trainer):
+    """What the kit's checkpoint keeps of the trainer (its step, buffer
+    and counters), written and read back as a resume reads it; "refused"
+    where torch.load(weights_only=True) would refuse it."""
+    file = io.BytesIO()
+    torch.save(trainer.checkpoint_state(), file)
+    file.seek(0)
+    try:
+        return torch.load(file, weights_only=True)
+    except pickle.UnpicklingError:
+        return "refused"
+
+
+def _resumed(trainer, saved, wanted):
+    """True if a trainer resumed from `saved` serves the slices the run
+    that went on served (row ids `wanted`); "refused" where the kit's
+    resume refuses the state, "other slices" where it serves others."""
+    if saved == "refused" or trainer.checkpoint_state_problem(
+            saved, SAVE_AT // GA):
+        return "refused"
+    trainer.load_checkpoint_state(saved)
+    _numbered_generations(trainer, {"step": SAVE_AT})  # ids from 1000 again
+    trainer.model.train()
+    batch = next(iter(trainer.get_train_dataloader()))
+    served = [trainer._prepare_inputs(batch) for _ in wanted]
+    ids = [{key: _row_ids(value) for key, value in inputs.items()}
+           if isinstance(inputs, dict) else None for inputs in served]
+    return True if ids == wanted else "other slices"
 
 
 def _keys_problem(keys):
@@ -247,12 +305,14 @@ def _covers(slices, first):
 # (gentlest first), each mistake's (title, why, hint), its judge's lines.
 PREPARE_INPUTS_WORDS = {
     "hints": {
-        "en": ["Generate only when self._step % k == 0 (or the buffer is "
-               "empty): self._generate_and_score(generation_batch). In "
+        "en": ["Generate only when self._step % k == 0 (or there is no "
+               "buffer yet): self._generate_and_score(generation_batch). In "
                "between, serve from the buffer.",
                "Use the step, then count it: choose the slice "
                "self._buffer[self._step % k], and only then self._step += 1 "
-               "— every call, or the buffer is refilled at the wrong step.",
+               "— every call, or the buffer is refilled at the wrong step. "
+               "Keep all k slices in the buffer: a checkpoint saves it as "
+               "it stands.",
                "Cut the generated batch into k slices of equal size, keeping "
                "every key (None stays None) in each slice.",
                "Shuffle the rows before cutting, with one order for every "
@@ -261,13 +321,14 @@ PREPARE_INPUTS_WORDS = {
                "key is still the same completion.",
                "In eval mode (not self.model.training), generate greedily "
                "and serve everything: no buffer."],
-        "ja": ["self._step % k == 0 のとき (またはバッファーが空のとき) だけ"
-               "生成します: self._generate_and_score(generation_batch)。その"
-               "間はバッファーから供給します。",
+        "ja": ["self._step % k == 0 のとき (またはまだバッファーがないとき) "
+               "だけ生成します: self._generate_and_score(generation_batch)。"
+               "その間はバッファーから供給します。",
                "ステップを使ってから数えます。スライス "
                "self._buffer[self._step % k] を選び、そのあとで self._step "
                "+= 1。毎回の呼び出しでそうしないと、バッファーが間違ったステ"
-               "ップで補充されます。",
+               "ップで補充されます。バッファーには k 個のスライスをすべて残し"
+               "ます。チェックポイントはそれをそのまま保存します。",
                "生成したバッチを同じ大きさの k 個のスライスに切り、各スライス"
                "にすべてのキーを残します (None は None のまま)。",
                "切る前に、すべてのキーで同じ順序で行をシャッフルします: "
@@ -355,6 +416,33 @@ PREPARE_INPUTS_WORDS = {
                "せん (TRL は shuffle_sequence_dict でシャッフルします)",
                "order = torch.randperm(n)、そして order.chunk(k) の rows ご"
                "とに value[rows]")},
+    "pops_served_slices": {
+        "en": ("served slices removed",
+               "a buffer that shrinks as it serves (.pop(0)) trains, but "
+               "the kit's checkpoint saves it as it stands, and a resume "
+               "mid-buffer, which serves self._buffer[self._step % k] from "
+               "k slices, is refused",
+               "keep all k slices until the next generation: serve "
+               "self._buffer[self._step % k], do not remove it"),
+        "ja": ("供給したスライスを取り除いた",
+               "供給するたびに縮むバッファー (.pop(0)) でも学習は進みますが、"
+               "kit のチェックポイントはそれをそのまま保存し、k 個のスライス"
+               "から self._buffer[self._step % k] を供給するバッファーの途中"
+               "からの再開は拒否されます",
+               "次の生成まで k 個のスライスをすべて残します: "
+               "self._buffer[self._step % k] を供給し、取り除かないでくださ"
+               "い")},
+    "property:resume": {
+        "en": ("a resume mid-buffer",
+               "a run resumed from a checkpoint taken mid-buffer should "
+               "serve the slices the run that went on served: the "
+               "checkpoint keeps self._step and self._buffer, all k "
+               "slices"),
+        "ja": ("バッファーの途中からの再開",
+               "バッファーの途中で取ったチェックポイントから再開した実行は、"
+               "そのまま続けた実行と同じスライスを供給するべきです。チェック"
+               "ポイントは self._step と self._buffer (k 個のスライスすべて) "
+               "を保存します")},
     "property:step_count": {
         "en": ("the step count",
                "self._step should count every call: k calls serve one "
@@ -446,11 +534,32 @@ PREPARE_INPUTS_WORDS = {
               "of per_device_train_batch_size=8",
         "ja": "ステップ {step} は {count} 個の補完を受け取りました。各ステッ"
               "プは per_device_train_batch_size=8 のスライスを受け取ります"},
+    "problem.refused": {
+        "en": "a checkpoint saved after 4 steps, mid-buffer, cannot be "
+              "resumed: the kit saves self._step and self._buffer as they "
+              "stand and resumes by serving self._buffer[self._step % k], "
+              "so keep all 3 slices until the next generation (serve a "
+              "slice, do not remove it)",
+        "ja": "4 ステップ後、バッファーの途中で保存したチェックポイントから"
+              "再開できません。kit は self._step と self._buffer をそのまま"
+              "保存し、再開では self._buffer[self._step % k] を供給します。"
+              "次の生成まで 3 つのスライスをすべて残してください (スライスを"
+              "供給しても取り除かない)"},
+    "problem.other slices": {
+        "en": "resumed from a checkpoint saved after 4 steps, the next 2 "
+              "steps got other slices than the run that went on: keep what "
+              "says which slice comes next in self._step and self._buffer, "
+              "the two the kit's checkpoint saves",
+        "ja": "4 ステップ後に保存したチェックポイントから再開すると、次の 2 "
+              "ステップがそのまま続けた実行とは別のスライスを受け取りました。"
+              "次にどのスライスを出すかは、kit のチェックポイントが保存する "
+              "self._step と self._buffer に持たせてください"},
     "judge.passed": {
         "en": "one generation every 3 steps, 3 shuffled slices that cover "
-              "it, every key aligned",
+              "it, every key aligned, resumed mid-buffer as it went on",
         "ja": "3 ステップごとに 1 回の生成、それを覆うシャッフル済みの 3 ス"
-              "ライス、すべてのキーがそろっています"},
+              "ライス、すべてのキーがそろっていて、バッファーの途中からの再開"
+              "も続けた実行と同じです"},
 }
 
 
@@ -470,6 +579,7 @@ PREPARE_INPUTS_WORDS = {
               Mistake("keys_shuffled_apart", KeysShuffledApart, rung=4),
               Mistake("refilled_on_wrong_step", CountsFirst, rung=2),
               Mistake("not_shuffled", NotShuffled, rung=4),
+              Mistake("pops_served_slices", PopsServedSlices, rung=2),
           ], properties=[  # which fact failed first
               Property("step_count", "self._step", rung=2),
               Property("when_to_generate", "steps that generate", rung=1),
@@ -479,14 +589,17 @@ PREPARE_INPUTS_WORDS = {
               Property("one_order", lambda fact: fact in (
                   "every key row-aligned", "slices mix the groups"), rung=4),
               Property("evaluation", "evaluation", rung=5),
+              Property("resume", "resumed", rung=2),
           ])
 def observe_prepare_inputs(candidate):
     # the Trainer seeds torch, so does the shuffle: leave the notebook's
     # random state as it was (and give any shuffle a fixed seed)
+    def fresh():
+        return _trainer(candidate, k=K, batch=BATCH, G=G, GA=GA)
     with torch.random.fork_rng(devices=[]):
-        trainer = _trainer(candidate, k=K, batch=BATCH, G=G, GA=GA)
+        trainer = fresh()
         torch.manual_seed(0)
-        return attempt(lambda: first_problem(_buffer_facts(trainer)))
+        return attempt(lambda: first_problem(_buffer_facts(trainer, fresh)))
 
 
 def _judge_slices(seen):

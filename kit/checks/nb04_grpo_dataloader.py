@@ -1,6 +1,7 @@
 """Checkers for notebook 04's ★★: GRPO's dataloader, one batch for k steps."""
 
 import tempfile
+import time
 
 import torch
 from torch.utils.data import DataLoader
@@ -71,6 +72,18 @@ class PlainDataLoader(GRPOTrainer):
             collate_fn=self.data_collator)
 
 
+class SeededByTheClock(GRPOTrainer):
+    def get_train_dataloader(self):
+        def clock_seeded(dataset):
+            sampler = self._get_train_sampler(dataset)
+            sampler.seed = int(time.time())  # not self.args.seed
+            return sampler
+        return self._get_dataloader(
+            self.train_dataset, "Training", sampler_fn=clock_seeded,
+            batch_size=self._train_batch_size * self.args.steps_per_generation,
+            is_training=True)
+
+
 @paused()
 def _trainer(trainer_class, k=3, batch=8, G=4, GA=1, **args):
     model, tokenizer = load_policy(preset="cpu")
@@ -111,9 +124,14 @@ def judge_facts(seen, what):
 # Two configurations where every wrong factor gives another batch size:
 # ×1, ×G, ×(k+1), ×GA and the right ×k all differ in one or the other.
 LOADERS = (dict(batch=8, G=4, k=3, GA=2), dict(batch=4, G=2, k=2, GA=3))
+# Then the first one again with another seed, and with its own once more,
+# built in that order: a sampler seeded by the clock gives the three one
+# order (built within a second) or the first and last two (across one).
+RESEEDED = (dict(LOADERS[0], seed=7), LOADERS[0])
 
 
 def _loader_facts(trainers):
+    trainers, reseeded = trainers[:len(LOADERS)], trainers[len(LOADERS):]
     firsts = []
     for trainer in trainers:
         k = trainer.args.steps_per_generation
@@ -136,6 +154,12 @@ def _loader_facts(trainers):
                      for loader, _ in firsts)
     yield "prepared by accelerate", prepared, not all(prepared) and said(
         GET_TRAIN_DATALOADER_WORDS["problem.prepared"])
+    first, other, again = (
+        [row["prompt"] for row in next(iter(trainer.get_train_dataloader()))]
+        for trainer in trainers[:1] + reseeded)
+    seeded = first == again and first != other
+    yield "the order follows args.seed", seeded, not seeded and said(
+        GET_TRAIN_DATALOADER_WORDS["problem.seeded"])
 
 
 def _in_groups(prompts, G):
@@ -157,7 +181,9 @@ GET_TRAIN_DATALOADER_WORDS = {
                "already counts completions), not k + 1, not "
                "gradient_accumulation_steps (often equal to k, not always).",
                "Keep sampler_fn=self._get_train_sampler: the sampler "
-               "repeats each prompt G times and each big batch k times."],
+               "repeats each prompt G times and each big batch k times, in "
+               "an order fixed by self.args.seed (a run, and a resume, "
+               "replays it)."],
         "ja": ["元のメソッドから始めます: batch_size=self._train_batch_size "
                "で self._get_dataloader(...) を返します。こうすると、どの "
                "Trainer とも同じように accelerate がローダーを準備します。",
@@ -168,7 +194,8 @@ GET_TRAIN_DATALOADER_WORDS = {
                "、gradient_accumulation_steps (k と等しいことが多いが、いつも"
                "ではない) でもありません。",
                "sampler_fn=self._get_train_sampler は残します。サンプラーが"
-               "各プロンプトを G 回、各大きなバッチを k 回繰り返します。"]},
+               "各プロンプトを G 回、各大きなバッチを k 回、self.args.seed で"
+               "決まる順序で繰り返します (実行も再開も同じ順序をたどります)。"]},
     "no_times_k": {
         "en": ("no ×k",
                "one batch must hold the prompts of k steps: the stock batch "
@@ -232,6 +259,19 @@ GET_TRAIN_DATALOADER_WORDS = {
                "ロセス、再開)",
                "元のメソッドと同じく self._get_dataloader(...) で作ってくだ"
                "さい")},
+    "seeded_by_the_clock": {
+        "en": ("sampler not seeded by args.seed",
+               "a sampler seeded by the clock (or not at all) shuffles "
+               "another way each run: two runs with one seed differ, and a "
+               "resume replays another order than the run it continues",
+               "keep sampler_fn=self._get_train_sampler: it seeds the order "
+               "with self.args.seed"),
+        "ja": ("サンプラーを args.seed で初期化していない",
+               "時刻で (または何もせずに) 初期化したサンプラーは実行のたびに"
+               "違う順序でシャッフルします。同じシードの 2 つの実行が違い、再"
+               "開は続きのはずの実行と別の順序をたどります",
+               "sampler_fn=self._get_train_sampler を残してください。順序を "
+               "self.args.seed で決めます")},
     "property:rows_in_a_batch": {
         "en": ("rows in a batch",
                "a batch should hold per_device_train_batch_size × "
@@ -253,6 +293,15 @@ GET_TRAIN_DATALOADER_WORDS = {
         "ja": ("同じバッチが k 回",
                "同じ大きなバッチが steps_per_generation 回来るべきです: GRPO "
                "のサンプラーが繰り返します")},
+    "property:order_follows_the_seed": {
+        "en": ("the order follows args.seed",
+               "built twice with one seed the loader should give one order, "
+               "and another with another seed: GRPO's sampler shuffles with "
+               "self.args.seed"),
+        "ja": ("順序が args.seed に従う",
+               "同じシードで 2 回作ったローダーは同じ順序を、別のシードでは別"
+               "の順序を返すべきです: GRPO のサンプラーは self.args.seed でシ"
+               "ャッフルします")},
     "property:prepared_by_accelerate": {
         "en": ("prepared by accelerate",
                "the loader should come from self._get_dataloader(...), "
@@ -285,9 +334,20 @@ GET_TRAIN_DATALOADER_WORDS = {
               "so accelerate prepares it",
         "ja": "素の DataLoader です: accelerate が準備するよう "
               "self._get_dataloader(...) で作ってください"},
+    "problem.seeded": {
+        "en": "built twice with seed=42 the loader gave two orders, or one "
+              "order with seed=42 and with seed=7: shuffle with "
+              "self.args.seed (sampler_fn=self._get_train_sampler), so a "
+              "run and its resume replay one order",
+        "ja": "seed=42 で 2 回作ったローダーが 2 つの順序を返したか、seed=42 "
+              "と seed=7 で同じ順序を返しました。self.args.seed でシャッフル"
+              "してください (sampler_fn=self._get_train_sampler)。そうすれば"
+              "実行もその再開も同じ順序をたどります"},
     "judge.passed": {
-        "en": "one batch of 24 = 8 × 3, served for 3 steps (and 8 = 4 × 2)",
-        "ja": "24 = 8 × 3 の 1 バッチを 3 ステップ供給します (と 8 = 4 × 2)"},
+        "en": "one batch of 24 = 8 × 3, served for 3 steps (and 8 = 4 × 2), "
+              "in the order args.seed fixes",
+        "ja": "24 = 8 × 3 の 1 バッチを 3 ステップ供給します (と 8 = 4 × 2)。"
+              "順序は args.seed で決まります"},
 }
 
 
@@ -302,6 +362,7 @@ GET_TRAIN_DATALOADER_WORDS = {
               Property("prompt_groups", "G times in a row", rung=4),
               Property("batch_served_k_times", "k times", rung=4),
               Property("prepared_by_accelerate", "accelerate", rung=1),
+              Property("order_follows_the_seed", "args.seed", rung=4),
           ], mistakes=[
               Mistake("no_times_k", NoTimesK, rung=2),
               Mistake("times_G", TimesG, rung=3),
@@ -309,10 +370,12 @@ GET_TRAIN_DATALOADER_WORDS = {
               Mistake("times_GA", TimesGA, rung=3),
               Mistake("no_sampler", NoSampler, rung=4),
               Mistake("plain_dataloader", PlainDataLoader, rung=1),
+              Mistake("seeded_by_the_clock", SeededByTheClock, rung=4),
           ])
 def observe_get_train_dataloader(candidate):
     with torch.random.fork_rng(devices=[]):  # the Trainer seeds torch
-        trainers = [_trainer(candidate, **config) for config in LOADERS]
+        trainers = [_trainer(candidate, **config)
+                    for config in LOADERS + RESEEDED]
         return attempt(lambda: first_problem(_loader_facts(trainers)))
 
 

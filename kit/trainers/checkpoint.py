@@ -258,6 +258,10 @@ class CheckpointMixin:
         with open(os.path.join(folder, TRAINER_STATE_NAME)) as file:
             global_step = json.load(file).get("global_step")
         problem = self.checkpoint_state_problem(state, global_step)
+        owner = problem and self.state_kept_by()
+        if owner:  # the learner's code made it so, not the checkpoint
+            refuse(folder, "unfit_own_state", name=name, problem=problem,
+                   owner=owner)
         if problem:
             refuse(folder, "unfit_state", name=name, problem=problem)
         return state
@@ -266,6 +270,12 @@ class CheckpointMixin:
         """What makes `state` (its keys checked) unfit for this run at
         `global_step`, in a few words; None when it fits. Checked before
         any weights load: a bad state fails here, not mid-training."""
+        return None
+
+    def state_kept_by(self):
+        """The learner's override that keeps this state ("Class.method"),
+        or None where the kit's code keeps it: an unfit state is then that
+        override's doing, not the checkpoint's."""
         return None
 
     # ------------------------------------------------------------- plumbing
@@ -377,6 +387,13 @@ REFUSALS = {"en": {
     "unfit_state": "{name} {problem}: it was not saved with this checkpoint "
                    "by a run with these settings: resume from a checkpoint "
                    "the kit saved, or start a new run",
+    "unfit_own_state": "{name} {problem}, as {owner} left it: the kit "
+                       "saves the buffer as it stands and resumes by "
+                       "serving self._buffer[self._step % k], so {owner} "
+                       "must keep all k slices until the next generation "
+                       "(serve a slice, do not remove it) and count "
+                       "self._step once a call: fix {owner}, then start a "
+                       "new run",
 }, "ja": {
     "cannot_resume": "{folder} から再開できません: {why}",
     "no_folder": "そのフォルダーはありません。パスを確かめてください"
@@ -436,4 +453,11 @@ REFUSALS = {"en": {
                    "設定の実行で保存されたものではありません。kit が保存した"
                    "チェックポイントから再開するか、新しく学習を始めて"
                    "ください",
+    "unfit_own_state": "{name} {problem}: {owner} がこの状態にしました。kit "
+                       "はバッファーをそのまま保存し、再開では "
+                       "self._buffer[self._step % k] を供給します。そのため "
+                       "{owner} は次の生成まで k 個のスライスをすべて残し"
+                       "（スライスを供給しても取り除かない）、self._step を"
+                       "呼び出しごとに 1 回数える必要があります。{owner} を"
+                       "直してから、新しく学習を始めてください",
 }}

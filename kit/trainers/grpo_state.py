@@ -28,6 +28,15 @@ class GRPOStateMixin(CheckpointMixin):
             {key: None if value is None else value.to(device)
              for key, value in slice_.items()} for slice_ in state["buffer"]]
 
+    def state_kept_by(self):
+        # _prepare_inputs keeps _step and _buffer: a learner's override of
+        # it, not the checkpoint, is what made a buffer unfit to resume
+        owner = next(c for c in type(self).__mro__
+                     if "_prepare_inputs" in vars(c))
+        if owner.__module__.startswith("kit.trainers"):
+            return None
+        return f"{owner.__qualname__}._prepare_inputs"
+
     def checkpoint_state_problem(self, state, global_step):
         # _step counts micro-steps: GA of them each optimizer step, fewer
         # in an epoch's last step when its batches do not fill GA

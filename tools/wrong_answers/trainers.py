@@ -1,11 +1,15 @@
 """Wrong and right answers to the exercises that are a class: each
 subclasses what the notebook's learner subclasses."""
 
+import os
+import time
+
 import torch
 import torch.nn.functional as F
 from transformers import Trainer, TrainerCallback
 
 from kit.checks.nb04_grpo_dataloader import MyGRPOTrainer
+from kit.checks.nb08_private import MyCheckpointedTrainer
 from kit.losses import causal_lm_loss, dpo_loss, sequence_logps
 from kit.trainers import DPOTrainer, GRPOTrainer
 from tools.wrong_answers import right, wrong
@@ -61,6 +65,19 @@ class RowsWhenNotGiven(Trainer):
                      num_items_in_batch=None):
         total, labels, outputs = _summed(model, inputs)
         loss = total / (num_items_in_batch or len(labels))  # rows
+        return (loss, outputs) if return_outputs else loss
+
+
+@wrong("compute_loss", rung=3)
+class GAWhenNotCounted(Trainer):  # an outside learner's (issue 62)
+    def compute_loss(self, model, inputs, return_outputs=False,
+                     num_items_in_batch=None):
+        total, labels, outputs = _summed(model, inputs)
+        if num_items_in_batch is not None:
+            loss = total / num_items_in_batch
+        else:  # "no count, so nobody scaled it for accumulation"
+            loss = (total / (labels[:, 1:] != -100).sum()
+                    / self.args.gradient_accumulation_steps)
         return (loss, outputs) if return_outputs else loss
 
 
@@ -267,6 +284,16 @@ class ShuffledSampler(GRPOTrainer):
                            self.train_dataset))
 
 
+@wrong("get_train_dataloader", rung=4)
+class FreshShuffleEachRun(GRPOTrainer):  # an outside learner's (issue 62)
+    def get_train_dataloader(self):
+        sampler = self._get_train_sampler()
+        sampler.seed = time.time_ns() % 2**31  # "a new order every run"
+        return _loader(self, self._train_batch_size
+                       * self.args.steps_per_generation,
+                       sampler_fn=lambda dataset: sampler)
+
+
 @right("get_train_dataloader")
 class FromTheStockBatchSize(GRPOTrainer):
     def get_train_dataloader(self):
@@ -355,6 +382,21 @@ class GeneratesOnce(MyGRPOTrainer):
             order = torch.randperm(len(batch["advantages"]))
             self._buffer = _sliced(batch, order, k)
         inputs = self._buffer[self._step % k]
+        self._step += 1
+        return inputs
+
+
+@wrong("prepare_inputs", rung=2)
+class RefilledWhenEmpty(MyGRPOTrainer):  # an outside learner's (issue 62)
+    def _prepare_inputs(self, generation_batch):
+        if not self.model.training:
+            return self._generate_and_score(generation_batch, greedy=True)
+        if not self._buffer:  # None at first, [] once all are served
+            batch = self._generate_and_score(generation_batch)
+            order = torch.randperm(len(batch["advantages"]))
+            self._buffer = _sliced(batch, order,
+                                   self.args.steps_per_generation)
+        inputs, self._buffer = self._buffer[0], self._buffer[1:]
         self._step += 1
         return inputs
 
@@ -449,3 +491,24 @@ class SplitByTheBatchSize(_DPO):
         loss = self.divided(losses, num_items_in_batch)
         self._remember(chosen_rewards, rejected_rewards, chosen, rejected)
         return (loss, {"chosen_logps": chosen}) if return_outputs else loss
+
+
+# --------------------------------------------------- buffer_checkpoint
+
+
+@wrong("buffer_checkpoint", rung=3)
+class LoadsAnyPickle(MyCheckpointedTrainer):  # an outside learner's (62)
+    def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                              **kwargs):
+        path = os.path.join(resume_from_checkpoint, self.buffer_file())
+        if not os.path.exists(path):
+            raise ValueError(f"no buffer in {resume_from_checkpoint}")
+        # "weights_only=True refused my dict": it holds more than weights
+        state = torch.load(path, weights_only=False)
+        if len(state["buffer"] or []) not in (0,
+                                              self.args.steps_per_generation):
+            raise ValueError(f"{path} was cut for another k")
+        super(MyCheckpointedTrainer, self)._load_from_checkpoint(
+            resume_from_checkpoint, model, **kwargs)
+        self._step, self._buffer = state["step"], state["buffer"]
+        self._generation = state["generation"]
