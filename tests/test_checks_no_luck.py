@@ -278,8 +278,10 @@ def test_a_typo_after_super_is_not_called_saving_before_super():
                        os.path.join(folder, self.buffer_file()))
 
     result = checks.check("buffer_checkpoint", TypoInTheFolder)
-    assert result.status == "failed" and result.mistake is None
+    assert (result.status, result.mistake) == (
+        "failed", "property:saving_fails")
     assert "after super() had saved" in result.message
+    assert "RuntimeError: Parent directory" in result.message  # its words
     assert "call super() first" not in result.message
 
 

@@ -30,7 +30,7 @@ from kit.checks.blame import (learners_method, raised_in_a_library,
                               what_check_expects, written_by_the_learner)
 from kit.checks.clock import (paused, time_limit,  # noqa: F401 (re-exported)
                               unpaused)
-from kit.checks.compare import (Mismatch, TimeLimit, default_judge,
+from kit.checks.compare import (Mismatch, Raised, TimeLimit, default_judge,
                                 describe_error, is_the_learners, same,
                                 scale_factor)
 from kit.checks.messages import MESSAGES
@@ -396,11 +396,15 @@ def evaluate(exercise, candidate, timeout=20):
 def _relation(exercise, seen, raised, symptom, message):
     """relations.name() on this answer's observations and the
     reference's, or on the error its code raised (`message` says it)."""
+    if isinstance(seen, Raised):  # a fact-based check's whole run
+        raised = seen.error
     if raised is not None or not isinstance(seen, dict):
         return (relations.crashed(raised, message) if raised is not None
                 else None)
-    if "problem" in seen:  # a fact's own line says it already
-        return None
+    if "problem" in seen:  # a fact's own line says it, but for a crash
+        raised = next((value.error for value in seen.values()
+                       if isinstance(value, Raised)), None)
+        return raised and relations.crashed(raised, message)
     expected = _opened(_behaviour(exercise.seen(exercise.answer)))
     return relations.name(_opened(seen), expected, symptom=symptom,
                           said=message)

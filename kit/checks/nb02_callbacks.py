@@ -337,18 +337,53 @@ CALLBACK_OR_SUBCLASS_WORDS = {
         "en": "{count} of {of} wrong, e.g. {first!r} is a {answer}: {why}",
         "ja": "{of} 件中 {count} 件が誤りです。例: {first!r} は {answer} で"
               "す: {why}"},
+    "property:when_as_what": {
+        "en": ("a 'when' taken for a 'what'",
+               "a request that only watches the loop was answered "
+               "'subclass'"),
+        "ja": ("「いつ」を「何を」と取り違え",
+               "ループを見るだけの依頼に 'subclass' と答えています")},
+    "property:what_as_when": {
+        "en": ("a 'what' taken for a 'when'",
+               "a request that changes what is computed was answered "
+               "'callback'"),
+        "ja": ("「何を」を「いつ」と取り違え",
+               "計算するものを変える依頼に 'callback' と答えています")},
     "judge.passed": {
         "en": "all {count} requests placed",
         "ja": "{count} 件の依頼すべてを正しく振り分けました"},
 }
 
 
+class PlacedAs(Property):
+    """Every request answered wrong is a `where` request ("callback" or
+    "subclass") answered as the other kind: the idea of that kind is what
+    is missing. An undecided answer ("?", "maybe") is not this."""
+
+    def fits(self, seen, expected, differs, stopped=False):
+        return bool(differs) and all(
+            expected.get(name) == self.where and seen.get(name) in WHY
+            for name in differs)
+
+
 @exercise("callback_or_subclass", words=CALLBACK_OR_SUBCLASS_WORDS,
           stars=2, notebook=NOTEBOOK,
           answer=REQUESTS, judge=_judge_requests,
+          properties=[PlacedAs("when_as_what", "callback", rung=1),
+                      PlacedAs("what_as_when", "subclass", rung=2)],
           # laid out as the notebook's cell is (a test holds it)
           solution="answers = {\n" + "".join(
               f"    {json.dumps(request)}: {json.dumps(answer)},\n"
               for request, answer in REQUESTS.items()) + "}")
 def observe_requests(candidate):
-    return {}
+    """Each request's answer as read, and the judge's line when one is
+    wrong: a property below then says which kind was misplaced."""
+    seen = {r: _read(candidate.get(r)) for r in REQUESTS}
+    try:
+        _judge_requests(candidate, seen, REQUESTS)
+    except Mismatch as wrong:
+        seen["problem"] = str(wrong)
+    except NotImplementedError:
+        pass  # untouched: the judge says so again
+    return seen
+

@@ -8,7 +8,7 @@ import torch
 from kit import losses, tasks
 from kit.checks import nb03_dpo_losses as dpo
 from kit.checks.compare import (Mismatch, Raised, agreement, attempt, compare,
-                                describe_error)
+                                describe_error, same)
 from kit.checks.core import Mistake, Property, exercise, paused
 from kit.i18n import said
 from kit.models import load_policy
@@ -129,6 +129,20 @@ class ValueProperty(Property):
                            seen, expected, differs, stopped)
 
 
+class Unmoved(ValueProperty):
+    """β written in, whatever the number: the answer's loss stays put when
+    self.args.beta goes from 1 to 0.1, where the reference's moves. (A
+    check at the two β alone cannot see 0.5 written in: wrong at both.)"""
+
+    def fits(self, seen, expected, differs, stopped=False):
+        at_1, at_01 = "loss", "loss (beta=0.1)"
+        if not (differs and isinstance(seen.get(at_1), torch.Tensor)
+                and isinstance(seen.get(at_01), torch.Tensor)):
+            return False
+        return (same(seen[at_1], seen[at_01])
+                and not same(expected[at_1], expected[at_01]))
+
+
 @paused()
 def _dpo_setup(trainer_class, pairs=6):
     model, tokenizer = load_policy(preset="cpu")
@@ -231,10 +245,10 @@ DPO_COMPUTE_LOSS_WORDS = {
                "ブック 03 は β = 1 で学習し、チェッカーは 0.1 でも試します。"]},
     "property:beta_written_in": {
         "en": ("beta written in",
-               "right at the config's β = 1, wrong once the config says "
+               "your loss stays as it is when the config's β goes from 1 to "
                "0.1: read β from self.args.beta"),
         "ja": ("β の決め打ち",
-               "設定の β = 1 では正しく、設定を 0.1 にすると違います: β は "
+               "設定の β を 1 から 0.1 にしても損失が変わりません: β は "
                "self.args.beta から読みます")},
     "property:uneven_micro_batch": {
         "en": ("an uneven micro-batch",
@@ -384,7 +398,7 @@ DPO_COMPUTE_LOSS_WORDS = {
                 ("dpo_loss", "dpo_loss", losses.dpo_loss)],
           judge=lambda candidate, seen, expected: _judge(seen, expected),
           properties=[
-              ValueProperty("beta_written_in", "(beta=0.1)", rung=6),
+              Unmoved("beta_written_in", rung=6),
               ValueProperty("gradient", "gradient", rung=4),
               ValueProperty("uneven_micro_batch", "4 pairs", rung=5),
               # the gradient is taken of the loss with num_items_in_batch

@@ -20,8 +20,8 @@ from accelerate import Accelerator
 from transformers import Trainer, TrainerCallback, TrainingArguments
 
 from kit import tasks
-from kit.checks.compare import Raised, attempt, same
-from kit.checks.core import Mistake, exercise, paused
+from kit.checks.compare import Raised, attempt, describe_error, same
+from kit.checks.core import Mistake, Property, exercise, paused
 from kit.checks.nb04_grpo_dataloader import first_problem, judge_facts
 from kit.checks.nb08_words import BUFFER_CHECKPOINT_WORDS
 from kit.i18n import said
@@ -282,6 +282,13 @@ def _uninterrupted():
             frozenset(os.listdir(folder)))
 
 
+class _Outcome(str):
+    """An outcome compared by its kind ("ValueError"), as a catalogued
+    mistake's is (their words hold paths that differ), carrying the
+    learner's own error for the line that reports it."""
+    said = None
+
+
 def _outcome(function):
     """'ok', or what the learner's code raised (its kind, and whether it
     refused the newer Trainer's keyword)."""
@@ -289,9 +296,17 @@ def _outcome(function):
     if not isinstance(result, Raised):
         return "ok"
     error = result.error
-    return (f"{type(error).__name__}: {FUTURE}"
-            if isinstance(error, TypeError) and FUTURE in str(error)
-            else type(error).__name__)
+    outcome = _Outcome(f"{type(error).__name__}: {FUTURE}"
+                       if isinstance(error, TypeError) and FUTURE in str(
+                           error) else type(error).__name__)
+    outcome.said = describe_error(error)
+    return outcome
+
+
+def _said(outcome):
+    """The learner's error in full ("ValueError: cannot resume: ..."): a
+    line that says only "raised ValueError" hides what their code said."""
+    return getattr(outcome, "said", None) or outcome
 
 
 def _resume_facts(candidate):
@@ -316,7 +331,7 @@ def _resume_facts(candidate):
     yield f"saving, as a newer Trainer calls it ({when})", saving, (
         saving != "ok" and (
             said(BUFFER_CHECKPOINT_WORDS["problem.kwargs"], name=FUTURE)
-            if saving.endswith(FUTURE) else said(failed, error=saving)))
+            if saving.endswith(FUTURE) else said(failed, error=_said(saving))))
     checkpoint = os.path.join(folder, f"checkpoint-{SAVE_AT}")
     added = len(set(os.listdir(checkpoint)) - trainer_files)
     yield "files your save added", added, added == 0 and said(
@@ -329,9 +344,10 @@ def _resume_facts(candidate):
     with _newer_trainer(second):
         resuming = _outcome(functools.partial(
             second.train, resume_from_checkpoint=checkpoint))
-    if loaded.seen is None or resuming != "ok":
-        yield "resuming", resuming, said(
-            BUFFER_CHECKPOINT_WORDS["problem.resuming"], error=resuming)
+    # said always ("ok"): a property needs the reference's value to differ
+    yield "resuming", resuming, (loaded.seen is None or resuming != "ok") and (
+        said(BUFFER_CHECKPOINT_WORDS["problem.resuming"],
+             error=_said(resuming)))
     back = {part: same(loaded.seen[part], saved[part]) for part in saved}
     yield "weights as saved", back["weights"], not back["weights"] and said(
         BUFFER_CHECKPOINT_WORDS["problem.weights"])
@@ -398,7 +414,8 @@ def _refusal_facts(candidate, checkpoint, trainer_files):
                    else "after the weights")
         yield f"resuming a checkpoint {case}", verdict, (
             verdict in problems and said(
-                problems[verdict], case=said(case_words), error=outcome))
+                problems[verdict], case=said(case_words),
+                error=_said(outcome)))
 
 
 RAN = []  # a call of _ran_code each time a planted object was unpickled
@@ -458,7 +475,8 @@ def _process_facts(trainer):
                 trainer._save_checkpoint, trainer.model, None))
         if outcome != "ok":
             yield "saving as another process", outcome, said(
-                BUFFER_CHECKPOINT_WORDS["problem.saving"], error=outcome)
+                BUFFER_CHECKPOINT_WORDS["problem.saving"],
+                error=_said(outcome))
         written[index] = _files(folder) if os.path.isdir(folder) else {}
     # the Trainer's own file for process 1: its RNG state
     own = {name for name in written[1] if name != "rng_state_1.pth"}
@@ -494,6 +512,16 @@ def _process_facts(trainer):
                       rung=3),
               Mistake("same_file_everywhere", SameFileEverywhere, rung=2),
               Mistake("unpickles_anything", UnpicklesAnything, rung=3),
+          ],
+          # where the first problem came, when no mistake above fits: the
+          # learner's own error is in the problem line
+          properties=[
+              Property("saving_fails", lambda name: name.startswith(
+                  "saving, as a newer Trainer calls it"), rung=2),
+              Property("resuming_fails", lambda name: name == "resuming",
+                       rung=3),
+              Property("resumed_differs", lambda name: name == (
+                  "resumed run = uninterrupted run"), rung=3),
           ])
 def observe_buffer_checkpoint(candidate):
     # the Trainer seeds torch: leave the notebook's random state as it was

@@ -178,6 +178,24 @@ BUFFER_CHECKPOINT_WORDS = {
         "ja": "Trainer がキーワード引数を 1 つ多く渡すと ({name}=None) 保存"
               "で TypeError が送出されました: **kwargs を受け取り、super() "
               "に渡してください"},
+    "property:saving_fails": {
+        "en": ("saving fails",
+               "your _save_checkpoint raised while the Trainer saved"),
+        "ja": ("保存の失敗",
+               "Trainer の保存中に、あなたの _save_checkpoint が例外を送出し"
+               "ました")},
+    "property:resuming_fails": {
+        "en": ("resuming your own checkpoint fails",
+               "the run's own checkpoint, as your _save_checkpoint wrote it, "
+               "could not be resumed"),
+        "ja": ("自分のチェックポイントから再開できない",
+               "あなたの _save_checkpoint が書いたままのチェックポイントから"
+               "再開できませんでした")},
+    "property:resumed_differs": {
+        "en": ("the resumed run goes another way",
+               "part of the state is not set back after loading"),
+        "ja": ("再開した実行が別の道をたどる",
+               "読み込んだ後に、状態の一部が元に戻っていません")},
     "problem.saving": {
         "en": "saving a checkpoint raised {error}: call super() first, then "
               "save into the checkpoint-N folder it made",

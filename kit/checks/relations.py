@@ -42,7 +42,7 @@ def name(seen, expected, error=None, symptom=None, said=None):
     differs = [n for n in expected if not same(seen.get(n), expected[n])]
     if not differs:
         return None
-    for relation in (setting, factor, per_row, gradient_only, value_only,
+    for relation in (setting, gradient_only, value_only, factor, per_row,
                      not_finite, shape, gradient_where):
         found = relation(seen, expected, differs)
         if found:
@@ -233,8 +233,8 @@ CRASHES = [
      r" is out of bounds"),
     ("relation.crash_key", KeyError, ""),
     ("relation.crash_none", (TypeError, AttributeError), r"NoneType"),
-    ("relation.crash_argument", TypeError,
-     r"argument|positional|takes|unexpected keyword|missing"),
+    ("relation.crash_argument", (TypeError, ValueError),
+     r"argument|positional|takes|unexpected keyword|missing|must specify"),
     ("relation.crash_attribute", AttributeError, ""),
 ]
 # every id name() may return: kit.checks.core reports "property:<id>"

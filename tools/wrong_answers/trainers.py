@@ -201,6 +201,12 @@ class BetaOfTheNotebook(_DPO):
         return 1.0  # notebook 03 trains with it
 
 
+@wrong("dpo_compute_loss", rung=6)
+class BetaOfTheSnippet(_DPO):  # an outside learner's (issue 62)
+    def beta(self):
+        return 0.5  # wrong at both β the check tries
+
+
 @wrong("dpo_compute_loss", rung=5)
 class MicroBatchPairs(_DPO):
     def divided(self, losses, num_items_in_batch):

@@ -1,0 +1,136 @@
+"""What the numbers say (kit/checks/relations.py), and the names issue 62
+added beside it: each answer here was told only "differs from the
+reference" or "raised X" before, or was misread as not attempted."""
+
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kit import losses
+from kit.checks import check, relations
+from kit.checks.nb02_callbacks import REQUESTS
+
+
+def named(exercise_id, answer):
+    return check(exercise_id, answer)
+
+
+# ------------------------------------------------- relations, one by one
+
+def test_a_constant_factor_and_a_flipped_sign():
+    def doubled(logits, labels):
+        return 2 * losses.causal_lm_loss(logits, labels)
+
+    def negated(logits, labels):
+        return -losses.causal_lm_loss(logits, labels)
+    assert named("causal_lm_loss", doubled).mistake == "property:factor"
+    assert named("causal_lm_loss", negated).mistake == "property:sign"
+
+
+def test_right_value_wrong_gradient_and_the_other_way_round():
+    def half_detached(logits, labels):
+        loss = losses.causal_lm_loss(logits, labels)
+        return 0.5 * loss + 0.5 * loss.detach()
+
+    def shifted_by_a_constant(logits, labels):
+        return losses.causal_lm_loss(logits, labels) + 0.3
+    assert (named("causal_lm_loss", half_detached).mistake
+            == "property:gradient_only")
+    result = named("causal_lm_loss", shifted_by_a_constant)
+    assert result.mistake == "property:value_only"
+    assert "max difference 0.3" in result.message  # the numbers stay
+
+
+@pytest.mark.parametrize("weights", [[1.0, 2.0, 0.5], [3.0, 3.0, 1.0]])
+def test_a_weight_per_completion_is_a_factor_per_row(weights):
+    reference = torch.randn(3, 5)
+    weights = torch.tensor(weights)
+    seen = {"loss": torch.tensor(1.0), "gradient": reference * weights[:, None]}
+    expected = {"loss": torch.tensor(0.7), "gradient": reference}
+    assert relations.name(seen, expected)[0] == "per_row"
+    # one weight for every row is a constant factor, said as such
+    seen = {"loss": torch.tensor(1.4), "gradient": reference * 2}
+    assert relations.name(seen, expected)[0] == "factor"
+
+
+def test_wrong_only_where_a_setting_takes_a_value():
+    seen = {"loss (beta=0.0)": torch.tensor(1.0),
+            "loss (beta=0.1)": torch.tensor(2.0),
+            "loss (beta=0.2)": torch.tensor(3.5)}
+    expected = dict(seen, **{"loss (beta=0.1)": torch.tensor(2.5),
+                             "loss (beta=0.2)": torch.tensor(4.0)})
+    found = relations.name(seen, expected)
+    assert found[0] == "setting"
+    assert "beta = 0.0" in found[1] and "beta = 0.1, 0.2" in found[1]
+
+
+def test_nothing_is_said_where_no_relation_holds():
+    seen = {"loss (case 0)": torch.tensor(1.0),
+            "loss (case 1)": torch.tensor(2.0)}
+    expected = {"loss (case 0)": torch.tensor(1.5),
+                "loss (case 1)": torch.tensor(2.2)}
+    assert relations.name(seen, expected) is None
+
+
+# -------------------------------------------------------- a crash's kind
+
+def test_a_crash_is_named_by_its_kind_and_keeps_the_learners_words():
+    def unshifted_logits(logits, labels):
+        return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
+                               labels.reshape(-1))
+    result = named("causal_lm_loss", unshifted_logits)
+    assert result.mistake == "property:crash_shapes"
+    assert "your code raised ValueError: Expected input batch_size" in (
+        result.message)
+
+
+def test_torchs_not_implemented_is_a_crash_not_an_untouched_stub():
+    def swapped(logits, labels):  # cross_entropy(labels, logits)
+        return F.cross_entropy(labels.reshape(-1),
+                               logits.reshape(-1, logits.shape[-1]))
+    result = named("causal_lm_loss", swapped)
+    assert result.status == "failed"  # was "not attempted"
+    assert "NotImplementedError" in result.message
+
+
+def test_the_untouched_stub_is_still_not_attempted():
+    def stub(logits, labels):
+        raise NotImplementedError("exercise: write your code here")
+    assert named("causal_lm_loss", stub).status == "not attempted"
+
+
+# --------------------------------------- the exercises' own new names
+
+def test_a_request_placed_as_the_other_kind_is_named_by_its_kind():
+    when = dict(REQUESTS, **{"Draw a live plot of the loss": "subclass"})
+    what = dict(REQUESTS, **{
+        "Weigh each token's loss by how rare the token is": "callback"})
+    assert named("callback_or_subclass", when).mistake == (
+        "property:when_as_what")
+    assert named("callback_or_subclass", what).mistake == (
+        "property:what_as_when")
+    both = dict(when, **{
+        "Weigh each token's loss by how rare the token is": "callback"})
+    undecided = dict(REQUESTS, **{"Draw a live plot of the loss": "maybe"})
+    assert named("callback_or_subclass", both).mistake is None
+    assert named("callback_or_subclass", undecided).mistake is None
+
+
+def test_beta_written_in_is_named_whatever_the_number():
+    from tools.wrong_answers import trainers
+    for answer in (trainers.BetaOfTheNotebook, trainers.BetaOfTheSnippet):
+        result = named("dpo_compute_loss", answer)
+        assert result.mistake == "property:beta_written_in", answer
+
+
+def test_a_resume_that_raises_shows_the_learners_own_words():
+    from kit.checks.nb08_private import MyCheckpointedTrainer
+
+    class RefusesAll(MyCheckpointedTrainer):
+        def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
+                                  **kwargs):
+            raise ValueError("cannot resume: my own words")
+    result = named("buffer_checkpoint", RefusesAll)
+    assert result.mistake == "property:resuming_fails"
+    assert "ValueError: cannot resume: my own words" in result.message
