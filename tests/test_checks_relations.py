@@ -134,3 +134,55 @@ def test_a_resume_that_raises_shows_the_learners_own_words():
     result = named("buffer_checkpoint", RefusesAll)
     assert result.mistake == "property:resuming_fails"
     assert "ValueError: cannot resume: my own words" in result.message
+
+
+# ---------------- what the held-out mutants found (tools/mutants.py)
+
+def test_a_fixed_snippet_whose_losses_are_detached_fails():
+    from kit.checks.nb03_dpo_losses import fixed_snippet
+
+    def detached(chosen_scores, rejected_scores, beta):
+        return fixed_snippet(chosen_scores, rejected_scores, beta).detach()
+    result = named("dpo_snippet", detached)
+    assert result.status == "failed" and result.symptom == "detached"
+
+
+def test_return_outputs_must_return_the_loss_first():
+    from tools.wrong_answers import trainers
+
+    class ModelFirst(trainers._DPO):
+        def compute_loss(self, model, inputs, return_outputs=False,
+                         num_items_in_batch=None):
+            loss = super().compute_loss(model, inputs, False,
+                                        num_items_in_batch)
+            return (model, {}) if return_outputs else loss
+    result = named("dpo_compute_loss", ModelFirst)
+    assert result.status == "failed"
+    assert "the tuple's first item is the loss" in result.message
+
+
+def test_a_name_holding_another_kind_of_value_is_said_so():
+    def reads_the_dict(logits, labels):
+        return losses.causal_lm_loss(logits, {"labels": labels})
+    result = named("causal_lm_loss", reads_the_dict)
+    assert result.mistake == "property:crash_kind"
+    assert "your code raised TypeError" in result.message
+
+
+def test_a_callback_that_returns_args_is_told_not_the_checker():
+    from transformers import TrainerCallback
+
+    class ReturnsArgs(TrainerCallback):
+        def __init__(self, target):
+            self.target = target
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            loss = (logs or {}).get("loss")
+            if loss is not None and loss < self.target:
+                control.should_training_stop = True
+            return args  # was: "the checker itself failed"
+    result = named("stop_callback", ReturnsArgs)
+    assert result.status == "failed"
+    assert "ReturnsArgs.on_log returned a TrainingArguments" in (
+        result.message)
+    assert "checker itself failed" not in result.message

@@ -19,6 +19,7 @@ ones at random (--seed) to read whether the name fits.
     python tools/mutants.py                   # every exercise
     python tools/mutants.py grpo_loss         # some of them
     python tools/mutants.py --sample 30 --seed 0
+    python tools/mutants.py --holdout         # changes made after the fixes
 """
 
 import argparse
@@ -276,26 +277,84 @@ def _docstring(node):
             and isinstance(node.value.value, str))
 
 
-def mutants(code, solution_lines):
+# ------------------------------------------------- held-out mutations
+
+# Made after the checkers' fixes of issue 62 and never looked at while
+# making them: the figure on these is the one nobody could tune to.
+SHAPERS = ("unsqueeze", "squeeze", "view", "reshape", "flatten")
+REDUCERS = ("sum", "mean", "max", "min", "logsumexp", "softmax",
+            "log_softmax", "chunk", "split")
+MODULES = {"torch", "F", "self", "super", "os", "math", "len", "range",
+           "min", "max", "sum", "isinstance", "dict", "list", "None"}
+
+
+def held_out(node, parents, names):
+    """[(label, new node)]: another local name read, a shape call dropped,
+    a reduction's dim dropped, a returned tensor detached."""
+    out = []
+    if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)
+            and node.id in names and not (
+                isinstance(parents.get(node), ast.Call)
+                and parents[node].func is node)):
+        others = [n for n in names if n != node.id][:2]
+        out += [(f"{node.id} read as {other}", ast.Name(other, ast.Load()))
+                for other in others]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in SHAPERS:
+            out.append((f".{node.func.attr}(...) dropped", node.func.value))
+        elif node.func.attr in REDUCERS and node.args:
+            new = copy.copy(node)
+            new.args = []
+            out.append((f"the dim of .{node.func.attr} dropped", new))
+    elif (isinstance(node, ast.Return) and node.value is not None
+          and not isinstance(node.value, (ast.Tuple, ast.IfExp,
+                                          ast.Constant))):
+        out.append(("returned detached", ast.Return(ast.Call(
+            ast.Attribute(node.value, "detach", ast.Load()), [], []))))
+    return out
+
+
+def _local_names(tree):
+    """Names the cell's functions take or assign, in order of first
+    appearance: what a learner may read by mistake for another."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            name = node.arg
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            name = node.id
+        else:
+            continue
+        if name not in found and name not in MODULES:
+            found.append(name)
+    return found
+
+
+def mutants(code, solution_lines, holdout=False):
     """[(line, label, mutated code)]: one change each, only on lines of
-    the solution regions, without repeats or no-ops."""
+    the solution regions, without repeats or no-ops; `holdout`: the
+    held-out changes instead."""
     tree = ast.parse(code)
     original = ast.unparse(tree)
     seen, out = {original}, []
     count = len(list(ast.walk(tree)))
+
+    def made(node, parents, tree):
+        if holdout:
+            return held_out(node, parents, _local_names(tree))
+        return changes(node, parents, _defaults(tree))
     for index in range(count):
         node = list(ast.walk(tree))[index]
         line = getattr(node, "lineno", None)
         if line not in solution_lines or _docstring(node):
             continue
         parents = _parents(tree)
-        for label, _ in changes(node, parents, _defaults(tree)):
+        for label, _ in made(node, parents, tree):
             # redo the change on a fresh copy: nodes are shared above
             fresh = ast.parse(code)
             target = list(ast.walk(fresh))[index]
             fresh_parents = _parents(fresh)
-            replacement = dict(changes(target, fresh_parents,
-                                       _defaults(fresh)))[label]
+            replacement = dict(made(target, fresh_parents, fresh))[label]
             _replace(fresh_parents, target, replacement)
             try:
                 text = ast.unparse(ast.fix_missing_locations(fresh))
@@ -349,7 +408,7 @@ def graded(scope, code, check_lines):
     return results[-1] if results else None, None
 
 
-def run(only, verbose):
+def run(only, verbose, holdout=False):
     rows = []  # (exercise id, line, label, status, mistake, message)
     notebooks = sorted({e.notebook for e in EXERCISES.values()})
     for name in notebooks:
@@ -364,7 +423,7 @@ def run(only, verbose):
         for exercise_id, answer, check_lines, lines in cells:
             if not only or exercise_id in only:
                 started = time.perf_counter()
-                for line, label, text in mutants(answer, lines):
+                for line, label, text in mutants(answer, lines, holdout):
                     result, broke = graded(scope, text, check_lines)
                     status = ("broke the cell" if result is None
                               else result.status)
@@ -427,6 +486,10 @@ def main():
     parser.add_argument("--sample", type=int, default=0,
                         help="print this many named mutants at random")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--holdout", action="store_true",
+                        help="the held-out changes (another local name "
+                             "read, a shape call or a dim dropped, a "
+                             "result detached) instead")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="a line per mutant as it is graded")
     options = parser.parse_args()
@@ -434,7 +497,7 @@ def main():
     for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE",
                  "TRANSFORMERS_OFFLINE"):
         os.environ[name] = "1"
-    rows = run(set(options.exercises), options.verbose)
+    rows = run(set(options.exercises), options.verbose, options.holdout)
     report(rows, options.sample, options.seed)
 
 

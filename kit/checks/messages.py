@@ -193,6 +193,13 @@ MESSAGES = {"en": {
     "relation.crash_attribute":
         "a name the object does not have — {error}: print type(x) to see "
         "what it is",
+    "relation.crash_kind":
+        "a value of another kind than the line needs — {error}: a name "
+        "there holds something else than you think (a model, a dict, a "
+        "bool, a list): print type(x) of each",
+    "relation.crash_unset":
+        "a name used before it is set — {error}: set it on every path "
+        "before the line that reads it, or read the name you meant",
 }, "ja": {
     # The Japanese half, in the English half's order (a test holds it).
     # Terms as README.ja.md's glossary (from the Japanese transformers
@@ -373,4 +380,11 @@ MESSAGES = {"en": {
     "relation.crash_attribute":
         "オブジェクトにない名前を使っています ({error})。type(x) を表示して、"
         "何のオブジェクトか確かめてください",
+    "relation.crash_kind":
+        "その行が必要とするものとは別の種類の値です ({error})。そこにある名前が"
+        "思っているのとは別のもの (モデル、dict、bool、list) を持っています。"
+        "それぞれの type(x) を表示してください",
+    "relation.crash_unset":
+        "値が設定される前に名前を使っています ({error})。それを読む行より前の"
+        "どの経路でも設定するか、意図した名前を読んでください",
 }}

@@ -76,8 +76,18 @@ def _flags(callback, log):
         state.log_history = [dict(before, step=step) for step, before in
                              enumerate(LOGS[:LOGS.index(log) + 1])]
     returned = callback.on_log(args, state, control, logs=dict(log))
+    _returns_control(returned, f"{type(callback).__name__}.on_log")
     control = returned if isinstance(returned, TrainerControl) else control
     return bool(control.should_training_stop), bool(control.should_epoch_stop)
+
+
+def _returns_control(returned, where):
+    """The Trainer takes what an event returns as its control, unless it is
+    None: anything else (args, state, True) breaks the run in the
+    Trainer's own code, far from the learner's line. Say it here."""
+    if returned is not None and not isinstance(returned, TrainerControl):
+        raise Mismatch(said(STOP_CALLBACK_WORDS["judge.returned"],
+                            where=where, kind=type(returned).__name__))
 
 
 class OnTheClock(TrainerCallback):
@@ -97,7 +107,9 @@ class OnTheClock(TrainerCallback):
 
         def on_the_clock(*args, **kwargs):
             with unpaused(where):
-                return method(*args, **kwargs)
+                returned = method(*args, **kwargs)
+            _returns_control(returned, where)
+            return returned
         return on_the_clock
 
 
@@ -180,6 +192,12 @@ STOP_CALLBACK_WORDS = {
         "ja": ("学習のログ",
                "損失のないログでは正しく、学習のログで違います: loss < target "
                "のところでだけ止めます")},
+    "judge.returned": {
+        "en": "{where} returned a {kind}: return control (or nothing) — "
+              "the Trainer takes what an event returns as its control",
+        "ja": "{where} が {kind} を返しました。control を返すか、何も返さない"
+              "でください。Trainer はイベントが返したものを control として"
+              "使います"},
     "judge.init": {
         "en": "{name}(target=1.0) raised {error}: keep __init__(self, target)",
         "ja": "{name}(target=1.0) が {error} を送出しました: __init__(self, "

@@ -683,7 +683,9 @@ DPO_SNIPPET_WORDS = {
               Mistake("no_minus", snippet_no_minus, rung=3),
           ])
 def observe_dpo_snippet(candidate):
-    chosen, rejected = _pairs(3)[:2]
+    # scores with a gradient: a fixed snippet whose losses are detached
+    # cannot train, and compare() says so
+    chosen, rejected = (t.requires_grad_() for t in _pairs(3)[:2])
     return {f"losses (beta={beta})": attempt(
         call, candidate, dict(chosen_scores=chosen, rejected_scores=rejected),
         beta=beta) for beta in (0.1, 1.0, 2.5)}

@@ -372,6 +372,13 @@ DPO_COMPUTE_LOSS_WORDS = {
     "judge.both": {
         "en": "with return_outputs=True, return (loss, outputs)",
         "ja": "return_outputs=True のときは (loss, outputs) を返してください"},
+    "judge.both loss": {
+        "en": "with return_outputs=True, the tuple's first item is the "
+              "loss, the same as without (yours: {first}): evaluate() "
+              "reads it",
+        "ja": "return_outputs=True のとき、タプルの最初の要素は損失で、"
+              "return_outputs=False のときと同じものです (あなたの値: "
+              "{first})。evaluate() がこれを読みます"},
     "judge.nothing logged": {
         "en": "nothing logged: call self._remember(chosen_rewards, "
               "rejected_rewards, chosen, rejected) — the live plot and "
@@ -459,6 +466,11 @@ def _judge(seen, expected):
     if isinstance(both, Raised) or not (isinstance(both, tuple)
                                         and both[1] == 2):
         raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.both"]))
+    # evaluate() reads the loss from it: the same loss, first
+    if not same(both[2], expected["return_outputs=True"][2]):
+        raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.both loss"],
+                            first=both[2] if isinstance(both[2], str)
+                            else type(both[2]).__name__))
     logged, wanted = seen["logged metrics"], expected["logged metrics"]
     if not logged:
         raise Mismatch(said(DPO_COMPUTE_LOSS_WORDS["judge.nothing logged"]))

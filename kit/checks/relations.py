@@ -236,6 +236,10 @@ CRASHES = [
     ("relation.crash_argument", (TypeError, ValueError),
      r"argument|positional|takes|unexpected keyword|missing|must specify"),
     ("relation.crash_attribute", AttributeError, ""),
+    ("relation.crash_kind", TypeError,
+     r"subscriptable|unsupported operand|not supported between|has no len|"
+     r"unhashable|not iterable|not callable|must be|indices must be"),
+    ("relation.crash_unset", NameError, ""),  # UnboundLocalError too
 ]
 # every id name() may return: kit.checks.core reports "property:<id>"
 IDS = {"setting", "sign", "factor", "per_row", "gradient_only",
