@@ -186,3 +186,22 @@ def test_a_callback_that_returns_args_is_told_not_the_checker():
     assert "ReturnsArgs.on_log returned a TrainingArguments" in (
         result.message)
     assert "checker itself failed" not in result.message
+
+
+def test_a_crash_found_beside_another_line_quotes_the_crash_too():
+    from transformers import TrainerCallback
+
+    class OrForAnd(TrainerCallback):
+        def __init__(self, target):
+            self.target = target
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            loss = (logs or {}).get("loss")
+            if loss is not None or loss < self.target:
+                control.should_training_stop = True
+            return control
+    result = named("stop_callback", OrForAnd)
+    assert result.mistake == "property:crash_none"
+    # the name's own error, then the judge's line: both on screen
+    assert "TypeError: '<' not supported" in result.message
+    assert "it stopped after the log {'loss': 2.5}" in result.message

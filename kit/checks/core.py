@@ -385,7 +385,7 @@ def evaluate(exercise, candidate, timeout=20):
     found = _relation(exercise, seen, raised, symptom, message)
     if found is not None:  # what the numbers say, or the kind of crash
         relation, line = found
-        if not relation.startswith("crash"):  # the error is in the line
+        if message not in line:  # a crash's line holds it already
             line = text(MESSAGES, "relation.line", line=line, detail=message)
         return Result(exercise, "failed", line, "property:" + relation,
                       symptom=symptom, factor=factor)

@@ -37,8 +37,8 @@ def name(seen, expected, error=None, symptom=None, said=None):
     if error is None:
         error = next((v.error for v in seen.values()
                       if isinstance(v, Raised)), None)
-    if error is not None:
-        return crashed(error, said)
+    if error is not None:  # `said` may be about something else
+        return crashed(error, said if said and str(error) in said else None)
     differs = [n for n in expected if not same(seen.get(n), expected[n])]
     if not differs:
         return None
@@ -253,6 +253,6 @@ def crashed(error, said=None):
     `said`: the line that reports the error ("your code raised ...")."""
     for key, types, words in CRASHES:
         if isinstance(error, types) and re.search(words, str(error)):
-            return key.split(".")[1], text(
-                MESSAGES, key, error=said or describe_error(error))
+            return key.split(".")[1], text(MESSAGES, key, error=said or text(
+                MESSAGES, "raised", error=describe_error(error)))
     return None
