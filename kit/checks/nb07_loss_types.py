@@ -2,7 +2,8 @@
 
 Both exercises are checked as properties over several inputs: uneven
 completion lengths, several epsilon and beta (0 with no reference at all),
-two batch sizes, and the gradient, which must reach the log-probs.
+two batch sizes, a policy that has not moved, and the gradient, which must
+reach the log-probs.
 """
 
 import torch
@@ -10,7 +11,9 @@ import torch
 from kit import losses
 from kit.checks.compare import Raised, attempt, call, loss_and_gradient
 from kit.checks.core import Mistake, Property, exercise
-from kit.checks.nb05_grpo_loss import GRPO_LOSS_WORDS, judge_loss, with_kl
+from kit.checks.nb05_grpo_loss import (
+    GRPO_LOSS_WORDS, Reading, clip_elsewhere, judge_loss,
+    ratio_moves_on_policy, with_kl)
 from kit.losses import per_token_kl
 
 NOTEBOOK = "07_loss_types"
@@ -57,6 +60,42 @@ def _kl_when_beta_0(normalise):
         total = (per_token * completion_mask.float()).sum()
         return total / normalise(per_token, completion_mask, **normaliser)
     return kl_when_beta_0
+
+
+def _with_token_losses(token_losses, normalise):
+    """grpo_loss's per-token loss with one slip (`token_losses`), the
+    division right: the slips of notebook 05, made again here."""
+    def answer(per_token_logps, old_per_token_logps, advantages,
+               completion_mask, epsilon=0.2, beta=0.0,
+               ref_per_token_logps=None, **normaliser):
+        ratio = torch.exp(per_token_logps - old_per_token_logps)  # (B, T)
+        per_token = token_losses(ratio, epsilon, advantages.unsqueeze(1))
+        if beta > 0:
+            per_token = per_token + beta * losses.per_token_kl(
+                per_token_logps, ref_per_token_logps)
+        total = (per_token * completion_mask.float()).sum()
+        return total / normalise(per_token, completion_mask, **normaliser)
+    return answer
+
+
+def _clip(ratio, epsilon):
+    return torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+
+
+# {id: (ratio, epsilon, A) -> the per-token loss}: each changes one thing
+TOKEN_SLIPS = {
+    "no_min": lambda r, e, a: -_clip(r, e) * a,
+    "max_not_min": lambda r, e, a: -torch.max(r * a, _clip(r, e) * a),
+    "min_of_the_ratios": lambda r, e, a: -torch.min(r, _clip(r, e)) * a,
+    "no_minus": lambda r, e, a: torch.min(r * a, _clip(r, e) * a),
+    # exp(old − new)
+    "ratio_inverted": lambda r, e, a: -torch.min(a / r, _clip(1 / r, e) * a),
+}
+
+
+def _token_slips(normalise):
+    return [Mistake(key, _with_token_losses(slip, normalise), rung=1)
+            for key, slip in TOKEN_SLIPS.items()]
 
 
 def _step_count(per_token, completion_mask, num_items_in_batch):
@@ -133,13 +172,15 @@ def dr_grpo_loss(per_token_logps, old_per_token_logps, advantages,
 
 # -------------------------------------------------------------- cases
 
-def _case(seed, N):
+def _case(seed, N, kind=""):
     """N completions of uneven lengths (1 token up to T), some ratios past
-    the clip, padding whose losses are not zero."""
+    the clip, padding whose losses are not zero; "on-policy": the policy
+    has not moved, every ratio is 1."""
     T = 6
     g = torch.Generator().manual_seed(seed)
     old = -torch.rand(N, T, generator=g) * 3
-    logps = old + torch.randn(N, T, generator=g) * 0.4
+    spread = 0.0 if kind == "on-policy" else 0.4
+    logps = old + torch.randn(N, T, generator=g) * spread
     # B=4: the longest (5) is shorter than the padded width (6)
     lengths = torch.tensor([1, T - 1, 3, 2] if N == 4
                            else [1, T, 3, 2, T - 1, 4][:N])
@@ -149,11 +190,13 @@ def _case(seed, N):
     return logps, old, advantages, mask, ref
 
 
-# (seed, N, epsilon, beta, max_completion_length): beta = 0 comes with no
-# reference at all; two betas and three lengths (each longer than every
-# completion), so that no constant written into an answer matches them all
-CASES = ((0, 4, 0.2, 0.0, 8), (1, 6, 0.1, 0.0, 12), (2, 4, 0.3, 0.04, 10),
-         (3, 6, 0.2, 0.1, 16))
+# (seed, N, epsilon, beta, max_completion_length, kind): beta = 0 comes
+# with no reference at all; two betas and four lengths (each longer than
+# every completion), so that no constant written into an answer matches
+# them all; the last on-policy, where a right ratio is 1
+CASES = ((0, 4, 0.2, 0.0, 8, ""), (1, 6, 0.1, 0.0, 12, ""),
+         (2, 4, 0.3, 0.04, 10, ""), (3, 6, 0.2, 0.1, 16, ""),
+         (4, 4, 0.2, 0.0, 14, "on-policy"))
 
 
 def _normaliser_of(exercise_id, mask, seed, max_completion_length):
@@ -163,29 +206,52 @@ def _normaliser_of(exercise_id, mask, seed, max_completion_length):
     return {"max_completion_length": max_completion_length}
 
 
-def _loss_and_gradient(exercise_id, candidate, seed, N, epsilon, beta,
-                       max_completion_length):
-    logps, old, advantages, mask, ref = _case(seed, N)
-    logps = logps.clone().requires_grad_()
-    loss = call(candidate, dict(
-        per_token_logps=logps, old_per_token_logps=old,
-        advantages=advantages, completion_mask=mask), epsilon=epsilon,
-        beta=beta, ref_per_token_logps=ref if beta > 0 else None,
-        **_normaliser_of(exercise_id, mask, seed, max_completion_length))
-    return loss_and_gradient(loss)
+def _inputs(exercise_id, seed, N, epsilon, beta, max_completion_length,
+            kind):
+    """The keyword arguments of one case."""
+    logps, old, advantages, mask, ref = _case(seed, N, kind)
+    return dict(per_token_logps=logps, old_per_token_logps=old,
+                advantages=advantages, completion_mask=mask,
+                epsilon=epsilon, beta=beta,
+                ref_per_token_logps=ref if beta > 0 else None,
+                **_normaliser_of(exercise_id, mask, seed,
+                                 max_completion_length))
+
+
+def _case_name(exercise_id, seed, N, epsilon, beta, length, kind):
+    case = f"B={N}, epsilon={epsilon}, beta={beta}"
+    if exercise_id == "dr_grpo_loss":
+        case += f", max_completion_length={length}"
+    return case + (f": {kind}" if kind else "")
+
+
+def _inputs_of(exercise_id):
+    """name -> the keyword arguments its observation was made with."""
+    def inputs_of(name):
+        for case in CASES:
+            if name.endswith(f"({_case_name(exercise_id, *case)})"):
+                return _inputs(exercise_id, *case)
+        raise KeyError(name)
+    return inputs_of
+
+
+def _loss_and_gradient(exercise_id, candidate, *case):
+    inputs = _inputs(exercise_id, *case)
+    tensors = {key: inputs.pop(key) for key in (
+        "per_token_logps", "old_per_token_logps", "advantages",
+        "completion_mask")}
+    tensors["per_token_logps"].requires_grad_()  # _case made it afresh
+    return loss_and_gradient(call(candidate, tensors, **inputs))
 
 
 def _observe(exercise_id, candidate):
     seen = {}
-    for seed, N, epsilon, beta, length in CASES:
-        out = attempt(_loss_and_gradient, exercise_id, candidate, seed, N,
-                      epsilon, beta, length)
+    for case in CASES:
+        out = attempt(_loss_and_gradient, exercise_id, candidate, *case)
         loss, gradient = (out, None) if isinstance(out, Raised) else out
-        case = f"B={N}, epsilon={epsilon}, beta={beta}"
-        if exercise_id == "dr_grpo_loss":
-            case += f", max_completion_length={length}"
-        seen[f"loss ({case})"] = loss
-        seen[f"gradient ({case})"] = gradient
+        name = _case_name(exercise_id, *case)
+        seen[f"loss ({name})"] = loss
+        seen[f"gradient ({name})"] = gradient
     return seen
 
 
@@ -199,10 +265,22 @@ LOSS_TYPES_WORDS = {
 }
 
 
-def _properties():
+def _properties(exercise_id):
     """What both losses are checked against, beyond their catalogues: the
-    per-token loss is grpo_loss's (rung 1), the KL is rung 3 of both."""
-    return [Property("kl_term", with_kl, rung=3),
+    per-token loss is grpo_loss's (rung 1), the KL is rung 3 of both.
+
+    The readings of the clip come first: they hold of the whole answer,
+    where an answer with the wrong bounds can be right by chance in one
+    case, and so at one epsilon, one length, or while beta = 0."""
+    answer = getattr(losses, exercise_id)
+    length = [Property("length_written_in",
+                       varies=r"max_completion_length=(\d+)", rung=2)]
+    return [Reading("ratio_moves_on_policy", rung=1,
+                    reads=ratio_moves_on_policy),
+            Reading("clip_elsewhere", rung=1, reads=clip_elsewhere(
+                answer, _inputs_of(exercise_id)))] + (
+        length if exercise_id == "dr_grpo_loss" else []) + [
+            Property("kl_term", with_kl, rung=3),
             Property("epsilon_written_in", varies=r"epsilon=([\d.]+)",
                      rung=1),
             Property("beta_written_in", varies=r"beta=([\d.]+)", rung=3),
@@ -317,8 +395,11 @@ DAPO_LOSS_WORDS = {
                "どちらのバッチサイズでも、損失が参照実装の B 倍か B 分の 1 で"
                "す。補完の数で割る回数が 1 回足りないか多すぎます。割る数はヒ"
                "ントにある数だけです")},
-    # the same slip as grpo_loss's, in the same words
+    # the same slips as grpo_loss's, in the same words
     "property:beta_written_in": GRPO_LOSS_WORDS["property:beta_written_in"],
+    **{key: GRPO_LOSS_WORDS[key] for key in (
+        *TOKEN_SLIPS, "property:ratio_moves_on_policy",
+        "property:clip_elsewhere")},
 }
 
 
@@ -327,7 +408,7 @@ DAPO_LOSS_WORDS = {
           kit_code=("kit.losses:dapo_loss",),
           solution=dapo_loss,
           judge=lambda candidate, seen, expected: _judge(seen, expected),
-          properties=_properties(), mistakes=[
+          properties=_properties("dapo_loss"), mistakes=[
               Mistake("per_micro_batch", bnpo, rung=1),
               Mistake("per_sequence_mean", per_sequence_mean, rung=1),
               Mistake("tokens_before_masking", tokens_before_masking,
@@ -335,7 +416,7 @@ DAPO_LOSS_WORDS = {
               Mistake("kl_when_beta_0", _kl_when_beta_0(_step_count),
                       rung=3),
               Mistake("detached_loss", _detached(losses.dapo_loss), rung=3),
-          ])
+          ] + _token_slips(_step_count))
 def observe_dapo_loss(candidate):
     return _observe("dapo_loss", candidate)
 
@@ -408,6 +489,9 @@ DR_GRPO_LOSS_WORDS = {
     "property:beta_written_in": DAPO_LOSS_WORDS["property:beta_written_in"],
     "property:off_by_the_batch": DAPO_LOSS_WORDS[
         "property:off_by_the_batch"],
+    **{key: DAPO_LOSS_WORDS[key] for key in (
+        *TOKEN_SLIPS, "property:ratio_moves_on_policy",
+        "property:clip_elsewhere")},
     "property:length_written_in": {
         "en": ("a length written in",
                "right at one max_completion_length only, wrong at the "
@@ -423,9 +507,7 @@ DR_GRPO_LOSS_WORDS = {
           kit_code=("kit.losses:dr_grpo_loss",),
           answer=losses.dr_grpo_loss, solution=dr_grpo_loss,
           judge=lambda candidate, seen, expected: _judge(seen, expected),
-          properties=[Property(
-              "length_written_in", varies=r"max_completion_length=(\d+)",
-              rung=2)] + _properties(), mistakes=[
+          properties=_properties("dr_grpo_loss"), mistakes=[
               Mistake("longest_in_data", longest_in_data, rung=2),
               Mistake("mask_width", mask_width, rung=2),
               Mistake("per_micro_batch", bnpo, rung=1),
@@ -434,6 +516,6 @@ DR_GRPO_LOSS_WORDS = {
                       rung=3),
               Mistake("detached_loss", _detached(losses.dr_grpo_loss),
                       rung=3),
-          ])
+          ] + _token_slips(_config_count))
 def observe_dr_grpo_loss(candidate):
     return _observe("dr_grpo_loss", candidate)

@@ -541,3 +541,138 @@ def gspo_by_nanmean(per_token_logps, old_per_token_logps, advantages,
                             float("nan"))
     ratio = torch.exp(torch.nanmean(log_ratio, 1))
     return _gspo(ratio, advantages, 1 - epsilon, 1 + epsilon)
+
+
+# ------------------------- issue 62: named from what the numbers say
+
+
+@wrong("group_advantages", rung=1)
+def mean_over_the_groups(rewards, num_generations):
+    grouped = rewards.view(-1, num_generations)
+    centred = grouped - grouped.mean(0, keepdim=True)  # "dim 0: the groups"
+    return (centred / (grouped.std(1, keepdim=True) + 1e-4)).view(-1)
+
+
+@wrong("group_advantages", rung=2)
+def std_of_every_reward(rewards, num_generations):
+    grouped = rewards.view(-1, num_generations)
+    centred = grouped - grouped.mean(1, keepdim=True)
+    return (centred / (rewards.std() + 1e-4)).view(-1)
+
+
+@wrong("group_advantages", rung=2)
+def divided_by_the_variance(rewards, num_generations):
+    grouped = rewards.view(-1, num_generations)
+    centred = grouped - grouped.mean(1, keepdim=True)
+    return (centred / (grouped.var(1, keepdim=True) + 1e-4)).view(-1)
+
+
+@wrong("grpo_loss", rung=1)
+def probability_as_the_ratio(per_token_logps, old_per_token_logps,
+                             advantages, completion_mask, epsilon=0.2,
+                             beta=0.0, ref_per_token_logps=None):
+    ratio = per_token_logps.exp()  # "the new policy's probability"
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    a = advantages.unsqueeze(1)
+    per_token = -torch.min(ratio * a, clipped * a)
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    return _mean_per_sequence(per_token, completion_mask)
+
+
+@wrong("grpo_loss", rung=3)
+def clamp_bounds_swapped(per_token_logps, old_per_token_logps, advantages,
+                         completion_mask, epsilon=0.2, beta=0.0,
+                         ref_per_token_logps=None):
+    per_token = _surrogate(per_token_logps, old_per_token_logps, advantages,
+                           1 + epsilon, 1 - epsilon)
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    return _mean_per_sequence(per_token, completion_mask)
+
+
+@wrong("grpo_loss", rung=3)
+def clipped_at_one(per_token_logps, old_per_token_logps, advantages,
+                   completion_mask, epsilon=0.2, beta=0.0,
+                   ref_per_token_logps=None):
+    # "the clip keeps the ratio near 1": from 1 - epsilon up to 1
+    per_token = _surrogate(per_token_logps, old_per_token_logps, advantages,
+                           1 - epsilon, 1.0)
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    return _mean_per_sequence(per_token, completion_mask)
+
+
+@wrong("grpo_loss", rung=2)
+def advantage_left_off_the_clip(per_token_logps, old_per_token_logps,
+                                advantages, completion_mask, epsilon=0.2,
+                                beta=0.0, ref_per_token_logps=None):
+    ratio = torch.exp(per_token_logps - old_per_token_logps)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    per_token = -torch.min(ratio * advantages.unsqueeze(1), clipped)
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    return _mean_per_sequence(per_token, completion_mask)
+
+
+@wrong("dapo_loss", rung=1)
+def dapo_optimistic(per_token_logps, old_per_token_logps, advantages,
+                    completion_mask, epsilon=0.2, beta=0.0,
+                    ref_per_token_logps=None, num_items_in_batch=None):
+    ratio = torch.exp(per_token_logps - old_per_token_logps)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    a = advantages.unsqueeze(1)
+    per_token = -torch.max(ratio * a, clipped * a)
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    return (per_token * completion_mask).sum() / num_items_in_batch
+
+
+@wrong("dapo_loss", rung=1)
+def dapo_ratio_of_log_probs(per_token_logps, old_per_token_logps,
+                            advantages, completion_mask, epsilon=0.2,
+                            beta=0.0, ref_per_token_logps=None,
+                            num_items_in_batch=None):
+    ratio = per_token_logps / old_per_token_logps
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    a = advantages.unsqueeze(1)
+    per_token = -torch.min(ratio * a, clipped * a)
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    return (per_token * completion_mask).sum() / num_items_in_batch
+
+
+@wrong("dr_grpo_loss", rung=1)
+def dr_grpo_bounds_swapped(per_token_logps, old_per_token_logps, advantages,
+                           completion_mask, epsilon=0.2, beta=0.0,
+                           ref_per_token_logps=None,
+                           max_completion_length=None):
+    per_token = _surrogate(per_token_logps, old_per_token_logps, advantages,
+                           1 + epsilon, 1 - epsilon)
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    total = (per_token * completion_mask).sum()
+    return total / (len(per_token) * max_completion_length)
+
+
+@wrong("dr_grpo_loss", rung=1)
+def dr_grpo_objective_not_loss(per_token_logps, old_per_token_logps,
+                               advantages, completion_mask, epsilon=0.2,
+                               beta=0.0, ref_per_token_logps=None,
+                               max_completion_length=None):
+    ratio = torch.exp(per_token_logps - old_per_token_logps)
+    clipped = torch.clamp(ratio, 1 - epsilon, 1 + epsilon)
+    a = advantages.unsqueeze(1)
+    per_token = torch.min(ratio * a, clipped * a)  # the objective, maximised
+    if beta > 0:
+        per_token = per_token + beta * _kl(per_token_logps,
+                                           ref_per_token_logps)
+    total = (per_token * completion_mask).sum()
+    return total / (len(per_token) * max_completion_length)
