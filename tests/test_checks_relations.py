@@ -205,3 +205,36 @@ def test_a_crash_found_beside_another_line_quotes_the_crash_too():
     # the name's own error, then the judge's line: both on screen
     assert "TypeError: '<' not supported" in result.message
     assert "it stopped after the log {'loss': 2.5}" in result.message
+
+
+def test_a_value_error_about_a_number_is_no_shape():
+    error = ValueError("batch_size should be a positive integer value, but "
+                       "got batch_size=2.6666666666666665")
+    assert relations.crashed(error) is None
+    error = RuntimeError("The size of tensor a (4) must match the size of "
+                         "tensor b (3) at non-singleton dimension 1")
+    assert relations.crashed(error)[0] == "crash_shapes"
+
+
+@pytest.mark.parametrize("wrong_branch", ["sampling", "training"])
+def test_an_evaluation_branch_gone_wrong_is_named_evaluation(wrong_branch):
+    # read first as a wrong step count or an extra generation step
+    from kit.checks.nb04_grpo_dataloader import MyGRPOTrainer
+
+    class WrongEvaluation(MyGRPOTrainer):
+        def _prepare_inputs(self, generation_batch):
+            if self.model.training == (wrong_branch == "training"):
+                return self._generate_and_score(
+                    generation_batch, greedy=wrong_branch == "training")
+            k = self.args.steps_per_generation
+            if self._step % k == 0 or self._buffer is None:
+                batch = self._generate_and_score(generation_batch)
+                order = torch.randperm(len(batch["advantages"]))
+                self._buffer = [{key: None if value is None else value[rows]
+                                 for key, value in batch.items()}
+                                for rows in order.chunk(k)]
+            inputs = self._buffer[self._step % k]
+            self._step += 1
+            return inputs
+    assert named("prepare_inputs", WrongEvaluation).mistake == (
+        "property:evaluation")

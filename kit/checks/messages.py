@@ -129,8 +129,9 @@ MESSAGES = {"en": {
         "{inverse:.4g} would fix it)",
     "relation.per_row":
         "each row of yours is its own multiple of the reference's row "
-        "({factors}, …): a weight per row — a length or a count of each "
-        "completion — that the reference does not use, or uses otherwise",
+        "({factors}, …): what differs is one number per completion — its "
+        "normalisation (a length, a count), or its own ratio or clip — "
+        "not the tokens inside it",
     "relation.gradient_only":
         "your values are right but not their gradient: part of the result "
         "is cut from the graph (.detach(), .item(), torch.no_grad()) or "
@@ -318,8 +319,8 @@ MESSAGES = {"en": {
         "({inverse:.4g} 倍すると直ります)",
     "relation.per_row":
         "各行が参照実装の行のそれぞれ別の倍数です ({factors}, …)。"
-        "参照実装が使わない (または別の形で使う) 行ごとの重み、"
-        "たとえば各補完の長さや個数が掛かっています",
+        "違うのは補完ごとの 1 つの数 (長さや個数による正規化、またはその"
+        "補完自身の比率やクリップ) で、補完の中のトークンではありません",
     "relation.gradient_only":
         "値は正しいのに勾配が違います。結果の一部が計算グラフから切り離されて"
         "いる (.detach(), .item(), torch.no_grad()) か、式とは別の勾配を"

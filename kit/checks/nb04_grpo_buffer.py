@@ -198,10 +198,17 @@ def _buffer_facts(trainer, fresh):
         served.append(trainer._prepare_inputs(batch))
         if step == 1:  # eval_steps=1: the Trainer evaluates here
             trainer.model.eval()
+            before = (trainer._step, len(calls))
             trainer._prepare_inputs(list(batch))
+            # greedy, and no step: said first, since a wrong evaluation
+            # branch shows later as a wrong step count or generation step
+            between = ([mode for mode, _ in calls[before[1]:]],
+                       trainer._step - before[0])
             trainer.model.train()
         if step + 1 == SAVE_AT:
             saved = _saved(trainer)
+    yield "an evaluation between steps", between, between != (
+        ["greedy"], 0) and said(PREPARE_INPUTS_WORDS["problem.evaluation"])
     steps = trainer._step
     yield "self._step after 6 steps", steps, steps != STEPS and said(
         PREPARE_INPUTS_WORDS["problem.step"], steps=steps)

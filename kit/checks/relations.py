@@ -229,8 +229,10 @@ CRASHES = [
     ("relation.crash_dtype", Exception,
      r"dtype|Long|could not infer output|expected scalar type|Float"),
     ("relation.crash_shapes", (RuntimeError, ValueError, IndexError),
-     r"size|shape|dimension|match|broadcast|expand|mat1|unpack|index \d+"
-     r" is out of bounds"),
+     # the size of a tensor: not any "size" ("batch_size should be a
+     # positive integer" is a value, not a shape)
+     r"size of tensor|shape|dimension|must match|to match|broadcast|"
+     r"expand|mat1|values to unpack|index \d+ is out of bounds"),
     ("relation.crash_key", KeyError, ""),
     ("relation.crash_none", (TypeError, AttributeError), r"NoneType"),
     ("relation.crash_argument", (TypeError, ValueError),
