@@ -46,7 +46,8 @@ def test_right_value_wrong_gradient_and_the_other_way_round():
 def test_a_weight_per_completion_is_a_factor_per_row(weights):
     reference = torch.randn(3, 5)
     weights = torch.tensor(weights)
-    seen = {"loss": torch.tensor(1.0), "gradient": reference * weights[:, None]}
+    seen = {"loss": torch.tensor(1.0),
+            "gradient": reference * weights[:, None]}
     expected = {"loss": torch.tensor(0.7), "gradient": reference}
     assert relations.name(seen, expected)[0] == "per_row"
     # one weight for every row is a constant factor, said as such
@@ -238,3 +239,21 @@ def test_an_evaluation_branch_gone_wrong_is_named_evaluation(wrong_branch):
             return inputs
     assert named("prepare_inputs", WrongEvaluation).mistake == (
         "property:evaluation")
+
+
+def test_a_count_missing_is_a_factor_per_case_not_per_row():
+    from kit.checks.nb07_loss_types import dapo_loss
+
+    def no_division(*args, num_items_in_batch=None, **kwargs):
+        return dapo_loss(*args, num_items_in_batch=1, **kwargs)
+    result = named("dapo_loss", no_division)
+    assert result.mistake == "property:factor_per_case", result.message
+
+
+def test_rows_with_no_gradient_are_not_a_weight_per_row():
+    reference = torch.randn(3, 5)
+    seen = {"loss": torch.tensor(1.0),
+            "gradient": reference * torch.tensor([[0.0], [2.0], [3.0]])}
+    expected = {"loss": torch.tensor(0.7), "gradient": reference}
+    found = relations.name(seen, expected)
+    assert found is None or found[0] != "per_row"

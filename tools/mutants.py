@@ -428,7 +428,8 @@ def run(only, verbose, holdout=False):
                     status = ("broke the cell" if result is None
                               else result.status)
                     mistake = result.mistake if result is not None else None
-                    message = broke or (result.message if result is not None else "")
+                    message = broke or (
+                        result.message if result is not None else "")
                     rows.append((exercise_id, line, label, status, mistake,
                                  message, text))
                     if verbose:

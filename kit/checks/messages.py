@@ -119,14 +119,19 @@ MESSAGES = {"en": {
     # ------------------------- what the numbers say (relations.py)
     "relation.line": "{line} — {detail}",
     "relation.setting":
-        "right where {setting} = {right}, wrong where {setting} = {wrong}: the part "
-        "of your code that {setting} changes is the part to read again",
+        "right where {setting} = {right}, wrong where {setting} = {wrong}: "
+        "the part of your code that {setting} changes is the part to read "
+        "again",
     "relation.sign":
         "yours is the reference with its sign flipped: a minus missing or "
         "one too many (the Trainer minimises what you return)",
     "relation.factor":
         "a constant factor: yours is {factor:.4g} × the reference (× "
         "{inverse:.4g} would fix it)",
+    "relation.factor_per_case":
+        "in each case yours is the reference times its own factor ({factors}, "
+        "…): a division by a count the cases vary (num_items_in_batch, a "
+        "length, the number of rows) is missing, or is another count",
     "relation.per_row":
         "each row of yours is its own multiple of the reference's row "
         "({factors}, …): what differs is one number per completion — its "
@@ -317,6 +322,10 @@ MESSAGES = {"en": {
     "relation.factor":
         "定数倍の違いです。あなたの値は参照実装の {factor:.4g} 倍です "
         "({inverse:.4g} 倍すると直ります)",
+    "relation.factor_per_case":
+        "ケースごとに、あなたの値は参照実装のそれぞれ別の倍数です ({factors}, "
+        "…)。ケースによって変わる個数 (num_items_in_batch、長さ、行数) での"
+        "割り算が抜けているか、別の個数で割っています",
     "relation.per_row":
         "各行が参照実装の行のそれぞれ別の倍数です ({factors}, …)。"
         "違うのは補完ごとの 1 つの数 (長さや個数による正規化、またはその"

@@ -42,8 +42,9 @@ def name(seen, expected, error=None, symptom=None, said=None):
     differs = [n for n in expected if not same(seen.get(n), expected[n])]
     if not differs:
         return None
-    for relation in (setting, gradient_only, value_only, factor, per_row,
-                     not_finite, shape, gradient_where):
+    for relation in (setting, gradient_only, value_only, factor,
+                     factor_per_case, per_row, not_finite, shape,
+                     gradient_where):
         found = relation(seen, expected, differs)
         if found:
             return found
@@ -108,6 +109,40 @@ def factor(seen, expected, differs):
                           inverse=1 / c)
 
 
+def factor_per_case(seen, expected, differs):
+    """Each case (the observations sharing a "(...)" of settings: its loss
+    and its gradient) is its own c × the reference's, one c per case: a
+    division by a count that the cases vary (num_items_in_batch, a
+    length, B)."""
+    cases = {}
+    for n in differs:
+        found = re.search(r"\((.*)\)", n)
+        if not found:
+            return None
+        cases.setdefault(found.group(1), []).append(n)
+    if len(cases) < 2:
+        return None
+    factors = []
+    for names in cases.values():
+        pairs = _tensors(seen, expected, names)
+        if not pairs:
+            return None
+        a = torch.cat([a.flatten() for a, _ in pairs])
+        e = torch.cat([e.flatten() for _, e in pairs])
+        if (a.numel() < 2 or e.abs().max() == 0  # one number is always
+                or not torch.isfinite(a).all()):  # a multiple of another
+            return None
+        c = (a @ e / (e @ e)).item()
+        if abs(c) < 1e-6 or not _close(a, c * e):
+            return None
+        factors.append(c)
+    if max(factors) - min(factors) < 1e-3 * max(map(abs, factors)):
+        return None  # one factor: factor() says it
+    shown = ", ".join(f"{c:.3g}" for c in factors[:4])
+    return "factor_per_case", text(MESSAGES, "relation.factor_per_case",
+                                   factors=shown)
+
+
 def per_row(seen, expected, differs):
     """Each row of a (B, T) result is its own c_i × the reference's row:
     a weight per completion (a length, a count) the reference does not
@@ -130,6 +165,8 @@ def per_row(seen, expected, differs):
     c = torch.cat(found)
     if _close(c, c.mean().expand_as(c)):
         return None  # one factor for all: factor() says it
+    if (c.abs() < 1e-6).any():
+        return None  # a row with no gradient: gradient_where() says it
     shown = ", ".join(f"{v:.3g}" for v in found[0][:4].tolist())
     return "per_row", text(MESSAGES, "relation.per_row", factors=shown)
 
@@ -244,9 +281,9 @@ CRASHES = [
     ("relation.crash_unset", NameError, ""),  # UnboundLocalError too
 ]
 # every id name() may return: kit.checks.core reports "property:<id>"
-IDS = {"setting", "sign", "factor", "per_row", "gradient_only",
-       "value_only", "not_finite", "shape", "dtype", "detached", "flows",
-       "stopped", "elsewhere", "flipped"} | {
+IDS = {"setting", "sign", "factor", "factor_per_case", "per_row",
+       "gradient_only", "value_only", "not_finite", "shape", "dtype",
+       "detached", "flows", "stopped", "elsewhere", "flipped"} | {
            key.split(".")[1] for key, _, _ in CRASHES}
 
 
