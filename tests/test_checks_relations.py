@@ -257,3 +257,15 @@ def test_rows_with_no_gradient_are_not_a_weight_per_row():
     expected = {"loss": torch.tensor(0.7), "gradient": reference}
     found = relations.name(seen, expected)
     assert found is None or found[0] != "per_row"
+
+
+def test_a_yes_no_gradient_observation_is_no_gradient_to_compare():
+    # sequence_logps observes "a gradient back to the logits": True; a
+    # mean for the sum is not "the gradient right, the value wrong"
+    def mean_not_sum(logits, input_ids, completion_mask):
+        logprobs = logits[:, :-1, :].log_softmax(-1)
+        targets = input_ids[:, 1:]
+        token_logps = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        return (token_logps * completion_mask[:, 1:]).mean(-1)
+    assert named("sequence_logps", mean_not_sum).mistake != (
+        "property:value_only")

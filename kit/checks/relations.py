@@ -171,9 +171,17 @@ def per_row(seen, expected, differs):
     return "per_row", text(MESSAGES, "relation.per_row", factors=shown)
 
 
+def _gradients(expected):
+    """The observations that are gradients: named so, and numbers (not
+    "a gradient back to the logits": True)."""
+    return [n for n in expected if "gradient" in n
+            and isinstance(expected[n], torch.Tensor)
+            and expected[n].dtype.is_floating_point]
+
+
 def gradient_only(seen, expected, differs):
     """The values are right, only the gradients differ."""
-    grads = [n for n in expected if "gradient" in n]
+    grads = _gradients(expected)
     values = [n for n in expected if n not in grads]
     if values and grads and set(differs) <= set(grads):
         return "gradient_only", text(MESSAGES, "relation.gradient_only")
@@ -183,7 +191,7 @@ def gradient_only(seen, expected, differs):
 def value_only(seen, expected, differs):
     """The gradients are right, only the values differ: a term that
     carries no gradient (a constant, a detached copy)."""
-    grads = [n for n in expected if "gradient" in n]
+    grads = _gradients(expected)
     if not grads or set(differs) & set(grads):
         return None
     pairs = _tensors(seen, expected, differs)
@@ -196,7 +204,7 @@ def gradient_where(seen, expected, differs):
     """Where the gradients differ, token by token: only where the
     reference's is 0 (yours flows where a clip or a mask stops it), only
     where yours is 0 (yours stops where it should flow), or only by sign."""
-    grads = [n for n in differs if "gradient" in n]
+    grads = [n for n in differs if n in _gradients(expected)]
     pairs = _tensors(seen, expected, grads)
     if not pairs:
         return None
