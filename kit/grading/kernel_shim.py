@@ -159,7 +159,8 @@ class _Walled:
             os.chdir(here)  # the same folder, seen through the wall
             # ipykernel watches a parent other than 1 and ends when it
             # changes; pid 1 it leaves alone (the wall ends K with S)
-            os.execvpe(command[0], command, dict(env, JPY_PARENT_PID="1"))
+            os.execvpe(command[0], command, dict(
+                env, JPY_PARENT_PID="1", TMPDIR=os.environ["TMPDIR"]))
         self.pid = sandbox.start(work, None if ids == "self" else ids,
                                  run_kernel)
         self.returncode = None

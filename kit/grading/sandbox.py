@@ -120,6 +120,7 @@ def _init(work, ids, run_kernel):
     if kernel == 0:
         try:
             _become(ids)
+            _own_temp_folder(work)
             run_kernel()
         finally:
             os._exit(127)
@@ -137,6 +138,22 @@ def _init(work, ids, run_kernel):
         if pid == kernel:
             code = os.waitstatus_to_exitcode(status)
             return code if code >= 0 else 128 - code
+
+
+def _own_temp_folder(work):
+    """K's temp folder: its own, in its home inside the submission's
+    folder (kit.grading.grade made it K's), made as K's user. The
+    grader's TMPDIR lies behind the wall (in a hidden home) or is not K's
+    to write, and a kernel forked warm has it cached from before the fork
+    (tempfile.tempdir): mkdtemp would fail, and a right answer that
+    trains be blamed for it. /tmp (a fresh tmpfs) where there is no home
+    (the trial run)."""
+    own = work / "home" / "tmp"
+    try:
+        own.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        own = Path("/tmp")
+    os.environ["TMPDIR"] = tempfile.tempdir = str(own)
 
 
 def _tell(pid, signum):

@@ -138,8 +138,11 @@ def _kernel(request, fds, shim):
         os.dup2(fd, target)
         os.close(fd)
     os.chdir(request["cwd"])
+    own_temp = os.environ.get("TMPDIR")  # behind the wall: K's own
     os.environ.clear()
     os.environ.update(request["env"], JPY_PARENT_PID=str(shim))
+    if request.get("wall"):
+        os.environ["TMPDIR"] = own_temp
     retag(request["env"]["KIT_GRADE_RUN"])
     # a cold kernel starts from fresh randomness: so does a forked one
     import random
