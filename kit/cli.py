@@ -295,9 +295,25 @@ COMMANDS = {"doctor": _doctor, "train": _train, "build": _build,
             "grade": _grade, "bench": _bench}
 
 
+# the kit's own packages: a module of theirs missing is a bug, not the
+# wrong Python
+OURS = ("kit", "tools", "tests")
+
+
 def main(argv=None):
     args = parser().parse_args(argv)
-    return COMMANDS[args.command](args)
+    try:
+        return COMMANDS[args.command](args)
+    except ModuleNotFoundError as missing:
+        # a Python without torch & co. (the system's, not .venv's): one
+        # line that says which Python to use, not a traceback
+        name = (missing.name or "").split(".")[0]
+        if not name or name in OURS:
+            raise
+        from kit.grading.report_text import say
+        print(say("wrong_python", python=sys.executable, module=name),
+              file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

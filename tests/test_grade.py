@@ -116,7 +116,10 @@ HOSTILE = {
         "child = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
         "open(os.environ['SPY'], 'w').write(json.dumps([child.pid, "
         "os.environ.get('INSTRUCTOR_SECRET'), os.getppid(), "
-        "os.environ['KIT_RUNS']]))"],
+        "os.environ['KIT_RUNS']]))",
+        # cells after the last check are skipped: one (of no exercise of
+        # the course, so graded as none) keeps it run
+        "check('x', None)"],
     "kim": fake(("sequence_logps", None, "passed")) + [
         "print('x' * 5000)", "check('dpo_loss', None, 'passed')"],
 }
@@ -194,8 +197,9 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
     fay = table["fay" + sub, "dpo_loss"]  # after the endless cell
     assert fay["status"] == "crashed"
     assert fay["message"] == (
-        "cell 3 (`while True: pass`) ran past the time limit (5 s per "
-        "cell): raise it with --timeout")
+        "code cell 3 (`while True: pass`) ran past the time limit (5 s "
+        "per cell) in its own code: an endless loop in it? (if it only "
+        "needs longer: --timeout)")
     # the timeout shows beside the exercise graded before it
     passed = table["fay" + sub, "sequence_logps"]
     assert passed["status"] == "passed" and passed["error"] == fay["message"]
@@ -214,11 +218,11 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
     # code that does not parse: named, apart from an untouched stub
     lea = table["lea" + sub, "dpo_loss"]  # its check then raised NameError
     assert (lea["status"], lea["message"]) == (
-        "crashed", "SyntaxError in cell 3 (`def dpo_loss(:`): invalid "
+        "crashed", "SyntaxError in code cell 3 (`def dpo_loss(:`): invalid "
         "syntax (line 1)")
     max_ = table["max" + sub, "dpo_loss"]  # its check ran on the old stub
     assert (max_["status"], max_["attempts"]) == ("crashed", "1")
-    assert max_["message"].startswith("SyntaxError in cell 3 (`def "
+    assert max_["message"].startswith("SyntaxError in code cell 3 (`def "
                                       "dpo_loss(x:`): ")
 
 
@@ -264,8 +268,10 @@ def test_class_summary_counts_and_exit_code(graded_class):
         "  dpo_compute_loss ★★★: 0/13 passed, 0 failed, 9 not attempted, "
         "2 crashed, 2 not graded"]
     assert lines[5] == "Errors (the grades made before them are kept):"
-    assert [line.split(":")[0] for line in lines[6:]] == [
+    assert [line.split(":")[0] for line in lines[6:-1]] == [
         f"  {name}/{NB}" for name in ("fay", "gus", "hal", "kim")]
+    assert lines[-1] == ("Exit code 1: 4 of 13 submissions stopped with an "
+                         "error (above); the grades before it are kept.")
     assert "grading" in result.stderr  # the progress bar
     assert "Traceback" not in result.stdout + result.stderr
 
@@ -548,11 +554,11 @@ def test_a_notebook_without_checks_has_no_exercises(tmp_path, capsys):
 def test_a_dead_kernel_is_not_called_a_time_limit(tmp_path, warm):
     path = write_notebook(tmp_path / "dies.ipynb",
                           *fake(("dpo_loss", None, "passed")),
-                          "import os; os._exit(1)")
+                          "import os; os._exit(1)", "check('x', None)")
     result = kit_grade(str(path), "--json")
     assert result.returncode == 2
     error = json.loads(result.stdout)["error"]
-    assert error.startswith("the kernel died in cell 3")
+    assert error.startswith("the kernel died in code cell 3")
     assert "time limit" not in error.replace("no time limit", "")
 
 
@@ -567,7 +573,7 @@ def test_a_kernel_that_dies_before_a_check_marks_it_crashed(tmp_path, warm):
     assert rows["sequence_logps"]["status"] == "passed"
     assert rows["dpo_loss"]["status"] == "crashed"
     assert rows["dpo_loss"]["message"].startswith(
-        "the kernel died in cell 3 (`import os; os._exit(1)`)")
+        "the kernel died in code cell 3 (`import os; os._exit(1)`)")
     shown = kit_grade(str(path)).stdout  # the terminal names it too
     assert "💥 dpo_loss" in shown and "crashed" in shown
 
@@ -576,11 +582,12 @@ def test_an_endless_cell_stops_at_the_time_limit(tmp_path, warm):
     """--all-cells runs the training cells too: this one never ends."""
     path = write_notebook(tmp_path / "slow.ipynb",
                           "check = print  # no exercises run", "check('x')",
-                          ("import time; time.sleep(60)", "train"))
+                          ("import time; time.sleep(60)", "train"),
+                          "check('x')")
     result = kit_grade(str(path), "--timeout", "1", "--all-cells")
     assert result.returncode == 2
-    assert ("cell 3 (`import time; time.sleep(60)`) ran past the time "
-            "limit (1 s per cell): raise it with --timeout") in result.stdout
+    assert ("code cell 3 (`import time; time.sleep(60)`) ran past the "
+            "time limit (1 s per cell) in its own code") in result.stdout
 
 
 def test_kernels_run_in_a_fresh_folder_with_the_graders_kit(
@@ -694,14 +701,31 @@ def test_a_stopped_class_run_keeps_what_was_graded(tmp_path, monkeypatch,
     write_notebook(root / "b" / NB, RUNNING)
     write_notebook(root / "c" / NB, "1/0")  # never started
     signal_when_running(tmp_path, signum)
-    csv_path = tmp_path / "class.csv"
-    result = kit_grade(root, "--jobs", "1", "--csv", csv_path)
+    csv_path, html_path = tmp_path / "class.csv", tmp_path / "class.html"
+    result = kit_grade(root, "--jobs", "1", "--csv", csv_path,
+                       "--html", html_path)
     assert result.returncode == 130, result.stdout + result.stderr
+    # one count for the run, not "Graded 1 of 1" above "1 of 3"
+    headline = ("Interrupted: graded 1 of 3 submissions; 2 not graded (the "
+                "run was stopped).")
+    assert result.stdout.splitlines()[0] == headline
+    page = html_path.read_text(encoding="utf-8")
+    assert headline in page
+    assert all(f">{name}</td>" in page for name in "abc")
     assert result.stdout.splitlines()[-1] == (
-        f"Interrupted: 1 of 3 submissions graded, kept in {csv_path}.")
+        f"Interrupted: 1 of 3 submissions graded, kept in {csv_path}, "
+        f"{html_path}.")
     with open(csv_path, encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
-    assert {row["submission"] for row in rows} == {f"a/{NB}"}
+    # every student keeps a row: b stopped where it was, c never started
+    errors = {row["submission"]: row["error"] for row in rows}
+    assert errors == {
+        f"a/{NB}": "",
+        f"b/{NB}": "not graded: the run was interrupted while code cell 1 "
+                   f"(`{RUNNING[:49]}…`) ran (2 of 3 submissions not "
+                   "graded)",
+        f"c/{NB}": "not graded: the run was interrupted before it started "
+                   "(2 of 3 submissions not graded)"}
     assert "Traceback" not in result.stdout + result.stderr
     assert not list(tmp_path.glob("kit-grade-*"))  # temporary folders gone
 
@@ -728,7 +752,7 @@ def test_a_grader_killed_outright_leaves_no_kernel_nor_folder(tmp_path):
     marker = f"61.{os.getpid()}"
     path = write_notebook(tmp_path / "nb.ipynb", *fake(),
                           "import subprocess\nsubprocess.Popen(['sleep', "
-                          f"{marker!r}])\n" + RUNNING)
+                          f"{marker!r}])\n" + RUNNING, "check('x', None)")
     (tmp_path / "tmp").mkdir()
     grader = subprocess.Popen(
         [sys.executable, "-m", "kit", "grade", str(path)],
@@ -1034,12 +1058,13 @@ def test_many_cells_under_the_cell_limit_stop_at_the_notebook_limit(
     # N55: each cell within --timeout, together past --notebook-timeout
     path = write_notebook(tmp_path / "slow.ipynb",
                           "check = print  # no exercises run", "check('x')",
-                          *["import time; time.sleep(2)"] * 4)
+                          *["import time; time.sleep(2)"] * 4,
+                          "check('x')")
     started = time.monotonic()
     result = kit_grade(path, "--timeout", "3", "--notebook-timeout", "3")
     assert result.returncode == 2
     assert ("the notebook ran past its time limit (3 s for all cells) in "
-            "cell 4") in result.stdout
+            "code cell 4") in result.stdout
     assert time.monotonic() - started < 30
 
 
@@ -1049,7 +1074,8 @@ def test_an_error_message_counts_toward_the_output_limit(tmp_path, warm,
     monkeypatch.setattr(grade, "OUTPUT_LIMIT", 1000)
     path = write_notebook(tmp_path / "loud.ipynb",
                           *fake(("dpo_loss", None, "passed")),
-                          "raise ValueError('x' * 5000)")
+                          "raise ValueError('x' * 5000)",
+                          "check('dpo_loss', None, 'passed')")
     result = kit_grade(path)
-    assert "cell 3 (`raise ValueError('x' * 5000)`) printed more than " in (
+    assert "code cell 3 (`raise ValueError('x' * 5000)`) printed more than " in (
         result.stdout)

@@ -4,7 +4,10 @@ PATH is a notebook or a folder (every .ipynb below it, except in
 `solutions/` and `.ipynb_checkpoints/`). Each submission runs headless in a
 fresh kernel of its own, every cell even after an error, in an empty
 temporary folder, N kernels at a time; cells tagged `train` or `plot` (they
-only train or draw, no check needs them) are skipped unless `all_cells`.
+only train or draw, no check needs them), and the cells after the last
+`check(...)`, are skipped unless `all_cells`. A cell past --timeout is
+interrupted first, so that its traceback names the learner's function
+that looped, and the cell that defined it.
 Each `check(...)` call appends one JSON line to the file named in the
 kernel's KIT_GRADE_FILE (a file of that submission's own). Which exercises
 exist is the course's business, not the notebook's: a copy of notebook 03
@@ -49,14 +52,15 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import ensure_async
 from tqdm import tqdm
 
 import kit
 from kit import i18n
 from kit.grading import gradebook, kernel_shim, sandbox, students
 from kit.grading.submissions import (ANY_CHECK, COURSE, CannotGrade,
-                                     course_notebook, exercises_in,
-                                     find_submissions, first_line,
+                                     code_cell, course_notebook,
+                                     exercises_in, find_submissions,
                                      not_a_plain_file, read_notebook,
                                      run_language, skip_cells)
 from kit.grading.report_text import say
@@ -67,6 +71,14 @@ from kit.checks import EXERCISES
 NOTEBOOK_TIMEOUT = 1800  # seconds a notebook may run, all cells together
 OUTPUT_LIMIT = 20_000_000  # characters a notebook may print, all cells
 GRADE_FILE_LIMIT = 1_000_000  # bytes of grade records read
+# seconds a cell past its time limit gets, once interrupted, to say where
+# it was (its KeyboardInterrupt's traceback): which learner's function
+# looped
+TRACEBACK_WAIT = 3
+# a traceback's frame in a notebook cell: IPython's "Cell In[7], line 3,
+# in sequence_logps(logits, ...)" (no ", in ..." at a cell's top level)
+CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line \d+(?:, in ([\w.<>]+))?")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # the folder holding `kit`: kernels import the grader's own kit from it
 KIT_ROOT = str(Path(kit.__file__).resolve().parent.parent)
 # what a kernel may see of the grader's environment (not its secrets)
@@ -249,8 +261,10 @@ def _stop_zygote_parts(process, folder, token):
 class GradingClient(NotebookClient):
     """Runs the cells and keeps none of their output: the grader reads the
     grade file and, of each cell that raised, its error (`raised`: cell
-    number from 1 -> "SyntaxError: invalid syntax (line 3)"). Past
-    OUTPUT_LIMIT characters printed, it stops."""
+    number from 1 -> "SyntaxError: invalid syntax (line 3)") and its
+    traceback (`tracebacks`). Past OUTPUT_LIMIT characters printed, it
+    stops. A cell past its time limit is interrupted before it is given
+    up, so that its traceback says where it was (see `looped_in`)."""
 
     printed = 0
 
@@ -259,6 +273,10 @@ class GradingClient(NotebookClient):
             self.raised = getattr(self, "raised", {})
             self.raised.setdefault(cell_index + 1, _error_line(
                 msg.get("content", {})))
+            self.tracebacks = getattr(self, "tracebacks", {})
+            self.tracebacks.setdefault(cell_index + 1, [
+                str(line)[:1000] for line in
+                (msg.get("content", {}).get("traceback") or [])[-50:]])
         # every character a cell sends: printed text, displayed data, and
         # an error's value and traceback (raise ValueError("x" * 10**8))
         content = msg.get("content", {})
@@ -269,6 +287,45 @@ class GradingClient(NotebookClient):
         if self.printed > OUTPUT_LIMIT:
             raise OutputLimit
         return None
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        """Interrupt the cell, wait a moment for its traceback, give up."""
+        number = self.nb.cells.index(cell) + 1 if cell in self.nb.cells \
+            else 0
+        try:
+            await ensure_async(self.km.interrupt_kernel())
+            for _ in range(int(TRACEBACK_WAIT * 10)):
+                if number in getattr(self, "tracebacks", {}):
+                    break
+                await asyncio.sleep(0.1)
+        except Exception:
+            pass  # no traceback: the report names the cell alone
+        raise CellTimeoutError.error_from_timeout_and_cell(
+            "Cell execution timed out", timeout, cell)
+
+
+def looped_in(traceback, executed):
+    """Where a cell stopped at its time limit was, from its traceback:
+    (the learner's function, or None, and the number of the cell that
+    defined it), the innermost frame in a notebook cell; (None, None) when
+    the innermost frame of all is in a library (a slow training, say).
+
+    `executed`: the numbers of the cells run, in order (IPython's `In[n]`
+    is the n-th)."""
+    lines = [ANSI.sub("", line) for line in traceback]
+    frames = [found for line in lines for found in CELL_FRAME.finditer(line)]
+    if not frames:
+        return None, None
+    count, function = int(frames[-1].group(1)), frames[-1].group(2)
+    number = executed[count - 1] if 0 < count <= len(executed) else None
+    if number is None:
+        return None, None
+    if function and function != "<module>":
+        return function, number
+    # the cell's own code: the loop is in it, unless a library frame follows
+    last = next((line for line in reversed(lines) if "File " in line
+                 or "Cell In[" in line), "")
+    return (None, number) if "Cell In[" in last else (None, None)
 
 
 def _error_line(content):
@@ -288,10 +345,11 @@ def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
     written before it are kept), and what each cell that raised raised
     ({cell number: (error name, its first line)}).
     """
-    running = {"cell": 0}
+    running = {"cell": 0, "executed": []}
 
     def on_cell_execute(cell, cell_index):
         running["cell"] = cell_index + 1
+        running["executed"].append(cell_index + 1)
 
     work = Path(tempfile.mkdtemp(prefix="kit-grade-"))
     token = uuid.uuid4().hex
@@ -315,6 +373,10 @@ def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
         except Exception as error:
             error.cell = running["cell"]
+            if isinstance(error, CellTimeoutError):
+                error.looped = looped_in(getattr(
+                    client, "tracebacks", {}).get(error.cell, []),
+                    running["executed"])
             stopped = error
         lines = []
         if grade_file.exists():
@@ -358,10 +420,15 @@ def _not_a_notebook(error):
 def _stopped_because(stopped, notebook, timeout, notebook_timeout):
     """The one line that says why a run stopped."""
     cell = getattr(stopped, "cell", 0)
-    where = say("cell", n=cell)
-    if 0 < cell <= len(notebook.cells):
-        where += f" (`{first_line(notebook.cells[cell - 1])}`)"
+    where = code_cell(notebook, cell)
     if isinstance(stopped, CellTimeoutError):
+        function, defined = getattr(stopped, "looped", (None, None))
+        if function:  # the learner's function, maybe from an earlier cell
+            return say("timeout_in", function=function, where=where,
+                       defined=code_cell(notebook, defined),
+                       timeout=timeout)
+        if defined:  # the cell's own code, not a library's
+            return say("timeout_loop", where=where, timeout=timeout)
         return say("timeout", where=where, timeout=timeout)
     if isinstance(stopped, NotebookTimeout):
         return say("notebook_timeout", where=where, timeout=notebook_timeout)
@@ -373,19 +440,53 @@ def _stopped_because(stopped, notebook, timeout, notebook_timeout):
     return say("could_not_run", why=f"{type(stopped).__name__}: {first}")
 
 
-def grade_one(label, path, timeout, all_cells=False,
-              notebook_timeout=NOTEBOOK_TIMEOUT):
-    """Grade one submission; never raises: trouble goes in "error"."""
-    card = {"submission": label, "notebook": Path(path).stem, "error": None,
+def _new_card(label, path):
+    return {"submission": label, "notebook": Path(path).stem, "error": None,
             "exercises": [], "passed": 0, "total": 0}
-    try:
-        _grade_into(card, path, timeout, all_cells, notebook_timeout)
-    except Exception as error:  # one broken submission must not stop a class
-        card["error"] = say("grader_failed", why=f"{type(error).__name__}: "
-                                                f"{str(error)[:200]}")
+
+
+def _scored(card):
     card["passed"] = sum(r["status"] == "passed" for r in card["exercises"])
     card["total"] = len(card["exercises"])
     return gradebook.inert_card(card)
+
+
+def grade_one(label, path, timeout, all_cells=False,
+              notebook_timeout=NOTEBOOK_TIMEOUT):
+    """Grade one submission; never raises: trouble goes in "error"."""
+    card = _new_card(label, path)
+    try:
+        _grade_into(card, path, timeout, all_cells, notebook_timeout)
+    except _NotStarted:
+        return not_started(label, path)
+    except Exception as error:  # one broken submission must not stop a class
+        card["error"] = say("grader_failed", why=f"{type(error).__name__}: "
+                                                f"{str(error)[:200]}")
+    return _scored(card)
+
+
+class _NotStarted(Exception):
+    """The run was interrupted before this submission's kernel started."""
+
+
+def not_started(label, path):
+    """The card of a submission an interrupted run never started: its
+    exercises, each "not graded" (the notebook read for them alone)."""
+    card = _new_card(label, path)
+    card["error"], card["interrupted"] = say("interrupted_before"), True
+    try:
+        if not not_a_plain_file(path):
+            notebook = read_notebook(path)
+            in_code = exercises_in(notebook)
+            course = course_notebook(path, in_code)
+            card["notebook"] = course or card["notebook"]
+            ids = COURSE[course] if course else [i for i in in_code
+                                                 if i in EXERCISES]
+            card["exercises"] = exercise_rows(ids, in_code, [],
+                                              card["error"])
+    except Exception:
+        pass  # read again by the next run: the row says it was not graded
+    return _scored(card)
 
 
 def _grade_into(card, path, timeout, all_cells, notebook_timeout):
@@ -411,11 +512,18 @@ def _grade_into(card, path, timeout, all_cells, notebook_timeout):
         card["error"] = say("no_checks")
         return
     if _stopping.is_set():
-        raise KeyboardInterrupt
+        raise _NotStarted
     if not all_cells:
         skip_cells(notebook)
     lines, stopped, raised = execute(notebook, timeout, notebook_timeout)
     crashed = None
+    if _stopping.is_set():  # its kernel stopped by the grader, not its code
+        card["error"], card["interrupted"] = say(
+            "interrupted_in", where=code_cell(
+                notebook, getattr(stopped, "cell", 0))), True
+        card["exercises"] = exercise_rows(ids, in_code, records(lines, ids),
+                                          card["error"])
+        return
     if stopped is not None:
         card["error"] = _stopped_because(stopped, notebook, timeout,
                                          notebook_timeout)
@@ -492,12 +600,37 @@ def _grade_all(submissions, jobs, timeout, all_cells, progress, on_card,
         if main_thread:
             for number, handler in previous.items():
                 signal.signal(number, handler)
-        interrupt.cards = cards
+        interrupt.cards = _with_the_unfinished(cards, futures, submissions)
         raise
     finally:
         bar.close()
     pool.shutdown()
     return cards
+
+
+def _with_the_unfinished(cards, futures, submissions):
+    """Every submission's card after an interrupt: those graded, those
+    stopped where they were, those never started; the unfinished ones say
+    how many of the run were not graded."""
+    shown = {card["submission"] for card in cards}
+    for future, (label, path) in zip(futures, submissions):
+        if label in shown:
+            continue
+        card = None
+        if future.done() and not future.cancelled():
+            try:
+                card = future.result()
+            except BaseException:
+                card = None
+        cards.append(card or not_started(label, path))
+    unfinished = [card for card in cards if card.get("interrupted")]
+    for card in unfinished:
+        card["error"] += say("not_graded_count", n=len(unfinished),
+                             total=len(cards))
+        for row in card["exercises"]:
+            if row["status"] == "not graded":
+                row["message"] = card["error"]
+    return sorted(cards, key=lambda card: card["submission"])
 
 
 # ------------------------------------------------------------ the command
@@ -507,20 +640,23 @@ def default_jobs():
 
 
 class _Reports:
-    """Writes --csv and --html after each submission; remembers failures."""
+    """Writes --csv and --html after each submission; remembers failures.
+    A page written while the run goes on says so ("in progress: N of M")."""
 
-    def __init__(self, csv_path, html_path):
+    def __init__(self, csv_path, html_path, total=0):
         self.targets = [(p, w) for p, w in ((csv_path, gradebook.write_csv),
                                             (html_path, gradebook.write_html))
                         if p]
         self.failed = {}
+        self.total = total
 
     def write(self, cards):
         summary = gradebook.summarise(cards)
         for path, write in self.targets:
             try:
                 if write is gradebook.write_html:
-                    write(cards, summary, path, isolation())
+                    write(cards, summary, path, isolation(),
+                          total=self.total)
                 else:
                     write(cards, summary, path)
                 self.failed.pop(path, None)
@@ -560,7 +696,7 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
     if not chosen:  # the notebooks' own language
         i18n.set_language(run_language(submissions))
     single = len(paths) == 1 and not Path(paths[0]).is_dir()
-    reports = _Reports(csv_path, html_path)
+    reports = _Reports(csv_path, html_path, len(submissions))
     main_thread = threading.current_thread() is threading.main_thread()
     _interrupted.clear()
     if main_thread:  # SIGTERM, like Ctrl-C, ends the run and keeps reports
@@ -586,7 +722,9 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
         reports.write(cards)
         kept = ", ".join(str(p) for p, _ in reports.targets
                          if p not in reports.failed)
-        said = say("interrupted", graded=len(cards), total=len(submissions),
+        said = say("interrupted", graded=sum(
+            not card.get("interrupted") for card in cards),
+                   total=len(submissions),
                    kept=say("kept_in", paths=kept) if kept else "")
         print(json.dumps({"error": said, "summary": summary,
                           "submissions": cards, "isolation": isolation()},

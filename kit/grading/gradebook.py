@@ -88,9 +88,18 @@ def attempts(n):
     return say("attempt" if n == 1 else "attempts", n=n)
 
 
-def headline(cards):
-    return say("headline", complete=sum(map(complete, cards)),
-               total=len(cards))
+def headline(cards, total=0):
+    """'Graded 30 of 31 submissions.'; while the run goes on (`total`, the
+    submissions of the run, more than the cards), 'In progress: ...'; after
+    an interrupt, how many it left."""
+    done = sum(map(complete, cards))
+    if len(cards) < total:
+        return say("in_progress", graded=len(cards), total=total)
+    left = sum(bool(card.get("interrupted")) for card in cards)
+    if left:
+        return say("headline_interrupted", complete=done, total=len(cards),
+                   left=left)
+    return say("headline", complete=done, total=len(cards))
 
 
 def write_whole(path, text, newline=None):
@@ -173,7 +182,9 @@ def scorecard(card):
 
 
 def class_summary(cards, summary):
-    """Per exercise counts and mistakes, then every error."""
+    """Per exercise counts and mistakes, then every error, and what they
+    mean for the exit code (README: 1 some submission stopped with an
+    error, 2 none was graded)."""
     lines = [headline(cards)]
     lines += ["  " + summary_line(line) for line in summary]
     broken = [card for card in cards if card["error"]]
@@ -181,6 +192,9 @@ def class_summary(cards, summary):
         lines.append(say("errors"))
         lines += [f"  {card['submission']}: {card['error']}"
                   for card in broken]
+        if not any(card.get("interrupted") for card in cards):
+            lines.append(say("exit_1" if len(broken) < len(cards)
+                             else "exit_2", n=len(broken), total=len(cards)))
     return "\n".join(lines)
 
 
@@ -354,9 +368,14 @@ def _said(cards):
     """What the checkers said of a student's failed and crashed exercises,
     and why a file stopped, one line each: on the page, not in a tooltip."""
     lines = []
+    # why an exercise is "not attempted" when it is not a stub left as it
+    # was: the grader's, not a checker's (its check(...) deleted)
+    reasons = {say("no_check_for_it"), say("check_never_ran")}
     for card in cards:
         for row in card["exercises"]:
-            if row["status"] in ("failed", "crashed") and row["message"] \
+            if (row["status"] in ("failed", "crashed") or row[
+                    "status"] == "not attempted" and row["message"] in
+                    reasons) and row["message"] \
                     and row["message"] != card["error"]:
                 lines.append(f"{PAGE_MARKS[row['status']]} "
                              f"<b>{escape(row['id'])}</b>: "
@@ -367,10 +386,12 @@ def _said(cards):
     return "".join(f"<div>{line}</div>" for line in lines)
 
 
-def html_page(cards, summary, isolation=""):
+def html_page(cards, summary, isolation="", total=0):
     """One self-contained page: summary, chart, mistakes, students; under
-    the title, how the kernels were kept apart (`isolation`)."""
-    parts = [f"<h1>{escape(say('title'))}</h1><p>{escape(headline(cards))}"
+    the title, how the kernels were kept apart (`isolation`); `total`: the
+    run's submissions, more than the cards while it goes on."""
+    parts = [f"<h1>{escape(say('title'))}</h1><p>"
+             f"{escape(headline(cards, total))}"
              f" {escape(say('worst_first'))}</p>"]
     if isolation:
         parts.append(f'<p class="muted">{escape(isolation)}</p>')
@@ -378,7 +399,7 @@ def html_page(cards, summary, isolation=""):
         [say("exercise")] + [status(word) for word in COLUMNS]
         + [say("most_common")],
         [[_cell(f"{line['id']} {_stars(line['stars'])}"),
-          _cell(f"{line['failed']}/{line['submissions']}")]
+          _cell(line["failed"])]
          + [_cell(line[word]) for word in COLUMNS[1:]] + [
           _cell(", ".join(f"{m} ×{n}" for m, n in line["mistakes"][:3]))]
          for line in summary]))
@@ -397,5 +418,5 @@ def html_page(cards, summary, isolation=""):
             f"<body>{''.join(parts)}</body></html>")
 
 
-def write_html(cards, summary, path, isolation=""):
-    write_whole(path, html_page(cards, summary, isolation))
+def write_html(cards, summary, path, isolation="", total=0):
+    write_whole(path, html_page(cards, summary, isolation, total))

@@ -26,6 +26,15 @@ REPORT = {"en": {
     "attempt": "{n} attempt",
     "attempts": "{n} attempts",
     "headline": "Graded {complete} of {total} submissions.",
+    "in_progress": "In progress: {graded} of {total} submissions graded "
+                   "so far.",
+    "headline_interrupted": "Interrupted: graded {complete} of {total} "
+                            "submissions; {left} not graded (the run was "
+                            "stopped).",
+    "exit_1": "Exit code 1: {n} of {total} submissions stopped with an "
+              "error (above); the grades before it are kept.",
+    "exit_2": "Exit code 2: none of the {total} submissions could be "
+              "graded.",
     "summary_counts": "{passed}/{submissions} passed, {failed} failed, "
                       "{not_attempted} not attempted",
     "summary_crashed": ", {n} crashed",
@@ -73,6 +82,14 @@ REPORT = {"en": {
     "not_a_notebook": "not a notebook: {why}",
     "timeout": "{where} ran past the time limit ({timeout} s per cell): "
                "raise it with --timeout",
+    # the cell was interrupted inside the learner's own code: a loop, most
+    # likely, and a longer limit would only wait longer
+    "timeout_in": "the student's {function}, defined in {defined}, ran "
+                  "past the time limit ({timeout} s per cell), called from "
+                  "{where}: an endless loop in the student's {function}?",
+    "timeout_loop": "{where} ran past the time limit ({timeout} s per "
+                    "cell) in its own code: an endless loop in it? (if it "
+                    "only needs longer: --timeout)",
     "notebook_timeout": "the notebook ran past its time limit ({timeout} s "
                         "for all cells) in {where}: raise it with "
                         "--notebook-timeout",
@@ -82,6 +99,8 @@ REPORT = {"en": {
                     "cells together), so the run was stopped",
     "could_not_run": "could not run it: {why}",
     "cell": "cell {n}",
+    # counted as a reader counts them in JupyterLab: code cells only
+    "code_cell": "code cell {n} (`{first}`)",
     "check_never_ran": "its check(...) never ran: an error before it?",
     "no_check_for_it": "no check(...) for it in this notebook",
     "raised_in": "{error} in {where}: {why}",
@@ -93,6 +112,11 @@ REPORT = {"en": {
     "interrupted": "Interrupted: {graded} of {total} submissions "
                    "graded{kept}.",
     "kept_in": ", kept in {paths}",
+    "interrupted_before": "not graded: the run was interrupted before it "
+                          "started",
+    "interrupted_in": "not graded: the run was interrupted while "
+                      "{where} ran",
+    "not_graded_count": " ({n} of {total} submissions not graded)",
     "none_graded": "no submission could be graded",
     "walled": "isolation: each kernel in namespaces of its own, as user "
               "{user}: it sees no other process, grade file or /tmp, and "
@@ -105,6 +129,10 @@ REPORT = {"en": {
                   "as you: {why}); see README, 'Student code runs on your "
                   "machine'",
     "not_written": "could not write {path}: {why}",
+    # kit.cli: `python -m kit` run by a Python without torch & co.
+    "wrong_python": "kit: this Python ({python}) has no {module}: run the "
+                    "kit with the course's own, .venv/bin/python -m kit ... "
+                    "(`make setup` makes it)",
 }, "ja": {
     "passed": "合格",
     "failed": "不合格",
@@ -114,6 +142,15 @@ REPORT = {"en": {
     "attempt": "試行 {n} 回",
     "attempts": "試行 {n} 回",
     "headline": "{total} 件の提出のうち {complete} 件を採点しました。",
+    "in_progress": "採点中: {total} 件の提出のうち {graded} 件を"
+                   "採点済みです。",
+    "headline_interrupted": "中断しました: {total} 件の提出のうち "
+                            "{complete} 件を採点し、{left} 件は採点して"
+                            "いません。",
+    "exit_1": "終了コード 1: {total} 件の提出のうち {n} 件がエラーで"
+              "止まりました (上記)。それより前の採点結果は残しています。",
+    "exit_2": "終了コード 2: {total} 件の提出のどれも採点できません"
+              "でした。",
     "summary_counts": "合格 {passed}/{submissions}、不合格 {failed}、"
                       "未着手 {not_attempted}",
     "summary_crashed": "、エラーで停止 {n}",
@@ -161,6 +198,13 @@ REPORT = {"en": {
     "not_a_notebook": "ノートブックではありません: {why}",
     "timeout": "{where} が制限時間 (セルあたり {timeout} 秒) を超えました: "
                "--timeout で延ばしてください",
+    "timeout_in": "{defined} で定義された受講者の {function} が制限時間 "
+                  "(セルあたり {timeout} 秒) を超えました。呼び出し元は "
+                  "{where} です。受講者の {function} が無限ループになって"
+                  "いませんか",
+    "timeout_loop": "{where} が自分のコードの中で制限時間 (セルあたり "
+                    "{timeout} 秒) を超えました。無限ループになって"
+                    "いませんか (時間が足りないだけなら --timeout)",
     "notebook_timeout": "ノートブックが {where} で制限時間 (全セルで "
                         "{timeout} 秒) を超えました: --notebook-timeout "
                         "で延ばしてください",
@@ -170,6 +214,7 @@ REPORT = {"en": {
                     "(全セルの合計)、実行を止めました",
     "could_not_run": "実行できませんでした: {why}",
     "cell": "セル {n}",
+    "code_cell": "コードセル {n} (`{first}`)",
     "check_never_ran": "check(...) が実行されませんでした。その前でエラーが"
                        "出ていませんか",
     "no_check_for_it": "このノートブックにはこの演習の check(...) がありません",
@@ -183,6 +228,9 @@ REPORT = {"en": {
     "interrupted": "中断しました: {total} 件の提出のうち {graded} 件を"
                    "採点済み{kept}。",
     "kept_in": " (結果は {paths} に保存)",
+    "interrupted_before": "採点していません。始まる前に実行を中断しました",
+    "interrupted_in": "採点していません。{where} の実行中に中断しました",
+    "not_graded_count": " (採点していない提出は {total} 件のうち {n} 件)",
     "none_graded": "採点できた提出がありません",
     "walled": "分離：各カーネルは専用の名前空間でユーザー {user} として"
               "実行されます。ほかのプロセス、採点ファイル、/tmp は見えず、"
@@ -195,6 +243,9 @@ REPORT = {"en": {
                   "あなたの権限で動きます: {why})。README の `Student code "
                   "runs on your machine` を参照してください",
     "not_written": "{path} に書き込めませんでした: {why}",
+    "wrong_python": "kit: この Python ({python}) には {module} がありません。"
+                    "コースの Python で実行してください: .venv/bin/python "
+                    "-m kit ... (`make setup` で作られます)",
 }}
 
 TABLES = {"REPORT": REPORT}

@@ -131,9 +131,16 @@ def _tags(cell):
 
 
 def skip_cells(notebook):
-    """Empty the cells tagged `train` or `plot`: nbclient skips them."""
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and SKIPPED_TAGS & _tags(cell):
+    """Empty the cells no check needs, so nbclient skips them: those tagged
+    `train` or `plot`, and every cell after the last one that calls
+    check(...) (notebook 03's `dpo_beside_trl(MyDPOTrainer)`): they only
+    run the student's code again, and an endless loop in it would be
+    waited out a second time, to the cell limit."""
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    last = max((n for n, cell in enumerate(code)
+                if ANY_CHECK.search(cell.source)), default=len(code))
+    for number, cell in enumerate(code):
+        if SKIPPED_TAGS & _tags(cell) or number > last:
             cell.source = ""
 
 
@@ -141,6 +148,18 @@ def first_line(cell, width=50):
     line = next((l.strip() for l in cell.source.splitlines() if l.strip()),
                 "")
     return line if len(line) <= width else line[:width - 1] + "…"
+
+
+def code_cell(notebook, number):
+    """Cell `number` (from 1, markdown cells counted, as nbclient counts)
+    as JupyterLab's reader finds it: 'code cell 5 (`def f(x):`)', code
+    cells alone counted (the page shows no numbers; markdown cells are
+    not code to look for)."""
+    cells = notebook.cells
+    if not 0 < number <= len(cells):
+        return say("cell", n=number)
+    nth = sum(cell.cell_type == "code" for cell in cells[:number])
+    return say("code_cell", n=nth, first=first_line(cells[number - 1]))
 
 
 def not_a_plain_file(path):

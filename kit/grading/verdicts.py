@@ -13,7 +13,7 @@ import json
 
 from kit.checks import EXERCISES
 from kit.grading.report_text import say
-from kit.grading.submissions import CHECK_CALL, first_line
+from kit.grading.submissions import CHECK_CALL, code_cell
 
 STATUSES = {"passed", "failed", "not attempted"}  # what check() records
 MESSAGE_LIMIT = 500  # characters of a checker's message kept
@@ -102,8 +102,7 @@ def raised_before_checks(notebook, raised):
             errors = [n for n in raised if start < n <= number]
             if errors and exercise_id not in found:
                 first = min(errors)
-                where = say("cell", n=first) + (
-                    f" (`{first_line(notebook.cells[first - 1])}`)")
+                where = code_cell(notebook, first)
                 name, why = raised[first]
                 found[exercise_id] = say("raised_in", error=name,
                                          where=where, why=why)
