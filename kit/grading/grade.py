@@ -38,7 +38,6 @@ scores), 1 some could not be graded, 2 none could; 130 interrupted.
 import asyncio
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -64,6 +63,8 @@ from kit.grading.submissions import (ANY_CHECK, COURSE, CannotGrade,
                                      not_a_plain_file, read_notebook,
                                      run_language, skip_cells)
 from kit.grading.report_text import say
+from kit.grading.stops import (NotebookTimeout, OutputLimit, error_line,
+                               looped_in, not_a_notebook, stopped_because)
 from kit.grading.verdicts import (exercise_rows, raised_before_checks,
                                   records)
 from kit.checks import EXERCISES
@@ -75,10 +76,6 @@ GRADE_FILE_LIMIT = 1_000_000  # bytes of grade records read
 # it was (its KeyboardInterrupt's traceback): which learner's function
 # looped
 TRACEBACK_WAIT = 3
-# a traceback's frame in a notebook cell: IPython's "Cell In[7], line 3,
-# in sequence_logps(logits, ...)" (no ", in ..." at a cell's top level)
-CELL_FRAME = re.compile(r"Cell In\[(\d+)\], line \d+(?:, in ([\w.<>]+))?")
-ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # the folder holding `kit`: kernels import the grader's own kit from it
 KIT_ROOT = str(Path(kit.__file__).resolve().parent.parent)
 # what a kernel may see of the grader's environment (not its secrets)
@@ -102,14 +99,6 @@ _stopping = threading.Event()  # set on Ctrl-C: start no more kernels
 # set by the grader's SIGINT/SIGTERM handler; the wait for submissions
 # looks at it twice a second (see _grade_all)
 _interrupted = threading.Event()
-
-
-class NotebookTimeout(Exception):
-    """The notebook ran past --notebook-timeout, all cells together."""
-
-
-class OutputLimit(Exception):
-    """The notebook printed more than OUTPUT_LIMIT characters."""
 
 
 # what the learner's code does to a run: a verdict ("crashed"), not a
@@ -271,7 +260,7 @@ class GradingClient(NotebookClient):
     def output(self, outs, msg, display_id, cell_index):
         if msg.get("msg_type") == "error":
             self.raised = getattr(self, "raised", {})
-            self.raised.setdefault(cell_index + 1, _error_line(
+            self.raised.setdefault(cell_index + 1, error_line(
                 msg.get("content", {})))
             self.tracebacks = getattr(self, "tracebacks", {})
             self.tracebacks.setdefault(cell_index + 1, [
@@ -302,38 +291,6 @@ class GradingClient(NotebookClient):
             pass  # no traceback: the report names the cell alone
         raise CellTimeoutError.error_from_timeout_and_cell(
             "Cell execution timed out", timeout, cell)
-
-
-def looped_in(traceback, executed):
-    """Where a cell stopped at its time limit was, from its traceback:
-    (the learner's function, or None, and the number of the cell that
-    defined it), the innermost frame in a notebook cell; (None, None) when
-    the innermost frame of all is in a library (a slow training, say).
-
-    `executed`: the numbers of the cells run, in order (IPython's `In[n]`
-    is the n-th)."""
-    lines = [ANSI.sub("", line) for line in traceback]
-    frames = [found for line in lines for found in CELL_FRAME.finditer(line)]
-    if not frames:
-        return None, None
-    count, function = int(frames[-1].group(1)), frames[-1].group(2)
-    number = executed[count - 1] if 0 < count <= len(executed) else None
-    if number is None:
-        return None, None
-    if function and function != "<module>":
-        return function, number
-    # the cell's own code: the loop is in it, unless a library frame follows
-    last = next((line for line in reversed(lines) if "File " in line
-                 or "Cell In[" in line), "")
-    return (None, number) if "Cell In[" in last else (None, None)
-
-
-def _error_line(content):
-    """'SyntaxError: invalid syntax (line 3)' from a kernel's error message
-    (the kernel's temporary file name left out)."""
-    why = (str(content.get("evalue", "")).strip().splitlines() or [""])[0]
-    why = re.sub(r"\([^()]*, line (\d+)\)", r"(line \1)", why)[:200]
-    return str(content.get("ename", "Error"))[:100], why
 
 
 def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
@@ -406,40 +363,6 @@ async def _within(seconds, run):
     raise NotebookTimeout
 
 
-def _not_a_notebook(error):
-    if isinstance(error, UnicodeDecodeError):
-        return say("binary")
-    if isinstance(error, OSError):
-        return say("unreadable", why=error.strerror)
-    first = (str(error).strip().splitlines() or [""])[0][:100]
-    if isinstance(error, ValueError) and type(error) is ValueError:
-        return say("not_a_notebook", why=first)
-    return say("not_a_notebook", why=f"{type(error).__name__}: {first}")
-
-
-def _stopped_because(stopped, notebook, timeout, notebook_timeout):
-    """The one line that says why a run stopped."""
-    cell = getattr(stopped, "cell", 0)
-    where = code_cell(notebook, cell)
-    if isinstance(stopped, CellTimeoutError):
-        function, defined = getattr(stopped, "looped", (None, None))
-        if function:  # the learner's function, maybe from an earlier cell
-            return say("timeout_in", function=function, where=where,
-                       defined=code_cell(notebook, defined),
-                       timeout=timeout)
-        if defined:  # the cell's own code, not a library's
-            return say("timeout_loop", where=where, timeout=timeout)
-        return say("timeout", where=where, timeout=timeout)
-    if isinstance(stopped, NotebookTimeout):
-        return say("notebook_timeout", where=where, timeout=notebook_timeout)
-    if isinstance(stopped, DeadKernelError):
-        return say("dead_kernel", where=where)
-    if isinstance(stopped, OutputLimit):
-        return say("output_limit", where=where, limit=OUTPUT_LIMIT)
-    first = (str(stopped).strip().splitlines() or [""])[0][:200]
-    return say("could_not_run", why=f"{type(stopped).__name__}: {first}")
-
-
 def _new_card(label, path):
     return {"submission": label, "notebook": Path(path).stem, "error": None,
             "exercises": [], "passed": 0, "total": 0}
@@ -496,7 +419,7 @@ def _grade_into(card, path, timeout, all_cells, notebook_timeout):
     try:
         notebook = read_notebook(path)
     except Exception as error:
-        card["error"] = _not_a_notebook(error)
+        card["error"] = not_a_notebook(error)
         if Path(path).stem in COURSE:  # its exercises, each "not graded"
             card["exercises"] = exercise_rows(
                 COURSE[Path(path).stem], [], [], card["error"])
@@ -525,8 +448,8 @@ def _grade_into(card, path, timeout, all_cells, notebook_timeout):
                                           card["error"])
         return
     if stopped is not None:
-        card["error"] = _stopped_because(stopped, notebook, timeout,
-                                         notebook_timeout)
+        card["error"] = stopped_because(stopped, notebook, timeout,
+                                         notebook_timeout, OUTPUT_LIMIT)
         # the learner's code stopped it: the rest is "crashed", not the
         # grader's "not graded"
         if isinstance(stopped, STOPPED_BY_THE_CODE):
