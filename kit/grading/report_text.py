@@ -73,6 +73,11 @@ REPORT = {"en": {
               "files that are in the class folder",
     "not_a_file": "not read: it is not a plain file (a FIFO, a device or a "
                   "socket)",
+    # another name of a file that may lie anywhere: read as the grader
+    # (root), it could be a file the student may not read
+    "hard_link": "not read: the file has {links} names (a hard link), and "
+                 "the grader reads only files of the class folder's own: "
+                 "copy it in",
     "too_big": "not read: {size} MB, more than the {limit} MB a notebook "
                "may be",
     "no_notebooks": "no notebooks in {paths} (solutions/ and "
@@ -189,6 +194,9 @@ REPORT = {"en": {
               "クラスのフォルダーの中にあるファイルだけを読みます",
     "not_a_file": "読みませんでした。普通のファイルではありません (FIFO、"
                   "デバイス、ソケット)",
+    "hard_link": "読みませんでした。このファイルには名前が {links} 個あります "
+                 "(ハードリンク)。採点ツールはクラスのフォルダー自身の"
+                 "ファイルだけを読みます。コピーして入れてください",
     "too_big": "読みませんでした: {size} MB あり、ノートブックの上限 "
                "{limit} MB を超えています",
     "no_notebooks": "{paths} にノートブックがありません (solutions/ と "

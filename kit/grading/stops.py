@@ -68,6 +68,9 @@ def not_a_notebook(error):
     if isinstance(error, OSError):
         return say("unreadable", why=error.strerror)
     first = (str(error).strip().splitlines() or [""])[0][:100]
+    # nbformat quotes what it read ("... JSON: 'api_key=..."): never the
+    # file's content in a report
+    first = re.split(r"""[:,]?\s*['"]""", first)[0]
     if isinstance(error, ValueError) and type(error) is ValueError:
         return say("not_a_notebook", why=first)
     return say("not_a_notebook", why=f"{type(error).__name__}: {first}")

@@ -46,10 +46,14 @@ def find_submissions(paths):
             raise CannotGrade(say("empty_path"))
         given = Path(given)
         if given.is_dir():
-            # links and FIFOs too: each is refused by name when graded
+            # links and FIFOs too: each is refused by name when graded,
+            # and a student's folder that is a link (rglob does not enter
+            # it) is refused as one row
             found += sorted(
-                p for p in given.rglob("*.ipynb") if not p.is_dir() and not
-                SKIPPED_FOLDERS & set(p.relative_to(given).parts[:-1]))
+                p for p in given.rglob("*") if (
+                    p.is_symlink() and p.is_dir()
+                    or p.suffix == ".ipynb" and not p.is_dir())
+                and not SKIPPED_FOLDERS & set(p.relative_to(given).parts[:-1]))
         elif given.exists() or given.is_symlink():
             found.append(given)
         else:
@@ -164,14 +168,16 @@ def code_cell(notebook, number):
 
 def not_a_plain_file(path):
     """Why `path` is not read at all, or None: a submission is a plain
-    file of a notebook's size, not a link to a private file (whose first
-    characters would be quoted), a FIFO (a read that never ends) or a
-    device (/dev/zero: one that never stops)."""
+    file of a notebook's size, not a link to a private file (symbolic or
+    hard: the grader may read what the student may not), a FIFO (a read
+    that never ends) or a device (/dev/zero: one that never stops)."""
     found = os.lstat(path)
     if stat.S_ISLNK(found.st_mode):
         return say("a_link")
     if not stat.S_ISREG(found.st_mode):
         return say("not_a_file")
+    if found.st_nlink > 1:  # a name of a file that may be anyone's
+        return say("hard_link", links=found.st_nlink)
     if found.st_size > NOTEBOOK_SIZE_LIMIT:
         return say("too_big", size=found.st_size // 1_000_000,
                    limit=NOTEBOOK_SIZE_LIMIT // 1_000_000)
