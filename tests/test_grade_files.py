@@ -40,3 +40,14 @@ def test_a_student_folder_that_is_a_link_is_one_refused_row(tmp_path):
     found = cards(result)
     assert list(found) == ["cat"]
     assert "symbolic link" in found["cat"]["error"]
+
+
+def test_a_client_whose_kernel_is_gone_cleans_up_quietly():
+    # nbclient registers this at exit; after a dead kernel or a Ctrl-C it
+    # printed "Exception ignored in atexit callback ... AssertionError"
+    import nbformat
+
+    from kit.grading.grade import GradingClient
+    client = GradingClient(nbformat.v4.new_notebook())
+    client.km = None
+    client._cleanup_kernel()  # no AssertionError

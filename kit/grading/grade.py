@@ -292,6 +292,13 @@ class GradingClient(NotebookClient):
         raise CellTimeoutError.error_from_timeout_and_cell(
             "Cell execution timed out", timeout, cell)
 
+    def _cleanup_kernel(self):
+        """nbclient's clean-up at exit (atexit): nothing to do where the
+        kernel is gone already (it died, or the run was interrupted), where
+        nbclient would print an AssertionError's traceback."""
+        if self.km is not None:
+            super()._cleanup_kernel()
+
 
 def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
     """Run the cells in a fresh kernel and a fresh folder.
