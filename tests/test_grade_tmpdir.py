@@ -61,3 +61,42 @@ def test_a_warm_kernel_behind_the_wall_makes_temp_folders(
     # no mkdtemp of a kernel's in the grader's folder (the zygote, as
     # root, may keep its own caches there)
     assert not list(outside_tmp.glob("tmp*"))
+
+
+# a check that records what it is given as its message
+SAYS = """import json, os
+def check(exercise_id, said, status):
+    with open(os.environ["KIT_GRADE_FILE"], "a") as f:
+        f.write(json.dumps({"id": exercise_id, "status": status,
+                            "message": said}) + "\\n")"""
+HOG = """try:
+    big = bytearray(6 << 30)  # 6 GiB: past the kernel's share
+    said = "allocated"
+except MemoryError:
+    said = "MemoryError"
+written = 0
+try:
+    with open("/dev/shm/fill", "wb") as f:
+        for _ in range(40):  # up to 2.5 GiB
+            f.write(b"x" * (64 << 20))
+            f.flush()
+            written += 64
+except OSError:
+    said += f", /dev/shm full at {written} MB"
+if os.path.exists("/dev/shm/fill"):
+    os.remove("/dev/shm/fill")
+check("causal_lm_loss", said, "passed")"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or sandbox.why_not("nobody"),
+                    reason="the nobody wall needs root and namespaces")
+def test_a_kernel_is_held_to_its_memory_and_tmpfs_share(tmp_path,
+                                                        monkeypatch):
+    monkeypatch.setattr(sandbox, "mode", lambda: "nobody")
+    monkeypatch.setattr(grade, "warm_wanted", lambda count, jobs: False)
+    path = write_notebook(tmp_path / "01.ipynb", SAYS, HOG)
+    report = json.loads(kit_grade(path, "--json").stdout)
+    said = {row["id"]: row["message"] for row in report["exercises"]}
+    limit = int(sandbox.TMPFS_SIZE.rstrip("g")) * 1024
+    assert said["causal_lm_loss"] == (
+        f"MemoryError, /dev/shm full at {limit} MB")

@@ -25,6 +25,7 @@ imports this, and must start in milliseconds.
 import ctypes
 import functools
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -44,6 +45,13 @@ CAPABILITY_VERSION_3 = 0x20080522  # linux/capability.h
 KEPT_FLAGS = {2: MS_NOSUID, 4: MS_NODEV, 8: MS_NOEXEC,  # ST_ -> MS_
               1024: 1024, 2048: 2048, 4096: 1 << 21}  # the atime flags
 PROBE_TIMEOUT = 30  # seconds the trial kernel-less run may take
+# K's share. Its data (heap and private mappings, RLIMIT_DATA): grading the
+# nine solution notebooks peaked at 1.6 GiB of it in a kernel (545 MB
+# resident), so 4 GiB is what a notebook needs twice over. Its tmpfs
+# folders (/tmp, /dev/shm, the hidden home): a kernel's temp files go to
+# its own folder on disk (_own_temp_folder), so these hold next to nothing
+MEMORY_LIMIT = 4 << 30
+TMPFS_SIZE = "1g"
 
 
 def _libc():
@@ -121,6 +129,10 @@ def _init(work, ids, run_kernel):
         try:
             _become(ids)
             _own_temp_folder(work)
+            # past it an allocation raises MemoryError in the cell: the
+            # machine's other kernels and the grader keep theirs
+            resource.setrlimit(resource.RLIMIT_DATA,
+                               (MEMORY_LIMIT, MEMORY_LIMIT))
             run_kernel()
         finally:
             os._exit(127)
@@ -186,13 +198,15 @@ def _build_wall(work):
     hidden = {Path("/tmp"), Path(tempfile.gettempdir()).resolve()}
     if home != Path("/"):
         hidden.add(home)
+    # sized: an unsized tmpfs may fill half the machine's memory
     for folder in sorted(hidden):
         if folder.is_dir():
             _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV,
-                   "mode=1777" if folder != home else "mode=755")
+                   ("mode=1777" if folder != home else "mode=755")
+                   + f",size={TMPFS_SIZE}")
     if Path("/dev/shm").is_dir():
         _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-               "mode=1777")
+               f"mode=1777,size={TMPFS_SIZE}")
     for path, fd, read_only in kept:
         source = f"/proc/self/fd/{fd}"
         if not path.exists():  # it was behind a wall: a place to bind to
