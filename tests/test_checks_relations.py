@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from kit import losses
 from kit.checks import check, relations
 from kit.checks.nb02_callbacks import REQUESTS
+from tools import mutants
 
 
 def named(exercise_id, answer):
@@ -171,37 +172,20 @@ def test_a_name_holding_another_kind_of_value_is_said_so():
 
 
 def test_a_callback_that_returns_args_is_told_not_the_checker():
-    from transformers import TrainerCallback
-
-    class ReturnsArgs(TrainerCallback):
-        def __init__(self, target):
-            self.target = target
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            loss = (logs or {}).get("loss")
-            if loss is not None and loss < self.target:
-                control.should_training_stop = True
-            return args  # was: "the checker itself failed"
-    result = named("stop_callback", ReturnsArgs)
+    # the solution with `return control` read as `return args`
+    returns_args = mutants.mutant("stop_callback", "control read as args",
+                                  line=10, holdout=True)
+    result = named("stop_callback", returns_args)
     assert result.status == "failed"
-    assert "ReturnsArgs.on_log returned a TrainingArguments" in (
-        result.message)
+    assert "StopAtLoss.on_log returned a TrainingArguments" in (
+        result.message)  # was: "the checker itself failed"
     assert "checker itself failed" not in result.message
 
 
 def test_a_crash_found_beside_another_line_quotes_the_crash_too():
-    from transformers import TrainerCallback
-
-    class OrForAnd(TrainerCallback):
-        def __init__(self, target):
-            self.target = target
-
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            loss = (logs or {}).get("loss")
-            if loss is not None or loss < self.target:
-                control.should_training_stop = True
-            return control
-    result = named("stop_callback", OrForAnd)
+    # `loss is not None and loss < target` with `or`
+    or_for_and = mutants.mutant("stop_callback", "and/or swapped", line=8)
+    result = named("stop_callback", or_for_and)
     assert result.mistake == "property:crash_none"
     # the name's own error, then the judge's line: both on screen
     assert "TypeError: '<' not supported" in result.message
@@ -217,28 +201,14 @@ def test_a_value_error_about_a_number_is_no_shape():
     assert relations.crashed(error)[0] == "crash_shapes"
 
 
-@pytest.mark.parametrize("wrong_branch", ["sampling", "training"])
-def test_an_evaluation_branch_gone_wrong_is_named_evaluation(wrong_branch):
+@pytest.mark.parametrize("change", [
+    "greedy=False",  # evaluation samples
+    "sign or not dropped",  # `if self.model.training`: each branch swapped
+])
+def test_an_evaluation_branch_gone_wrong_is_named_evaluation(change):
     # read first as a wrong step count or an extra generation step
-    from kit.checks.nb04_grpo_dataloader import MyGRPOTrainer
-
-    class WrongEvaluation(MyGRPOTrainer):
-        def _prepare_inputs(self, generation_batch):
-            if self.model.training == (wrong_branch == "training"):
-                return self._generate_and_score(
-                    generation_batch, greedy=wrong_branch == "training")
-            k = self.args.steps_per_generation
-            if self._step % k == 0 or self._buffer is None:
-                batch = self._generate_and_score(generation_batch)
-                order = torch.randperm(len(batch["advantages"]))
-                self._buffer = [{key: None if value is None else value[rows]
-                                 for key, value in batch.items()}
-                                for rows in order.chunk(k)]
-            inputs = self._buffer[self._step % k]
-            self._step += 1
-            return inputs
-    assert named("prepare_inputs", WrongEvaluation).mistake == (
-        "property:evaluation")
+    wrong = mutants.mutant("prepare_inputs", change)
+    assert named("prepare_inputs", wrong).mistake == "property:evaluation"
 
 
 def test_a_count_missing_is_a_factor_per_case_not_per_row():

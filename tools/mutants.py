@@ -408,6 +408,39 @@ def graded(scope, code, check_lines):
     return results[-1] if results else None, None
 
 
+def imports(name):
+    """The scope a learner's exercise cells start from: the notebook's
+    imports cell, run."""
+    learner = nbformat.read(paths.NOTEBOOKS / f"{name}.ipynb", 4)
+    code = [c.source for c in learner.cells if c.cell_type == "code"]
+    scope = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(code[1], scope)  # the imports (code[0] is Colab's)
+    return scope
+
+
+def mutant(exercise_id, label, line=None, holdout=False):
+    """What the learner's cell defines (a function, a class) in the one
+    mutant of `exercise_id` made by the change `label` (on `line` of the
+    cell, where one label is made on several): a wrong answer a test can
+    grade without writing it out again."""
+    name = EXERCISES[exercise_id].notebook
+    scope = imports(name)
+    for cell_id, answer, check_lines, lines in exercise_cells(name):
+        if cell_id != exercise_id:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(answer, scope)  # an earlier exercise, solved
+            continue
+        made = [text for at, found, text in mutants(answer, lines, holdout)
+                if found == label and line in (None, at)]
+        if len(made) != 1:
+            raise ValueError(f"{len(made)} mutants of {exercise_id} are "
+                             f"{label!r}")
+        exec(made[0], scope)
+        return scope[re.search(r",\s*(\w+)", check_lines).group(1)]
+    raise KeyError(exercise_id)
+
+
 def run(only, verbose, holdout=False):
     rows = []  # (exercise id, line, label, status, mistake, message)
     notebooks = sorted({e.notebook for e in EXERCISES.values()})
@@ -415,11 +448,7 @@ def run(only, verbose, holdout=False):
         cells = exercise_cells(name)
         if only and not any(cell[0] in only for cell in cells):
             continue
-        learner = nbformat.read(paths.NOTEBOOKS / f"{name}.ipynb", 4)
-        code = [c.source for c in learner.cells if c.cell_type == "code"]
-        scope = {}
-        with contextlib.redirect_stdout(io.StringIO()):
-            exec(code[1], scope)  # the imports (code[0] is Colab's)
+        scope = imports(name)
         for exercise_id, answer, check_lines, lines in cells:
             if not only or exercise_id in only:
                 started = time.perf_counter()
