@@ -105,11 +105,16 @@ FORGED = [  # lines a notebook appends to its own grade file
     {"id": "$\\frac{$", "status": "failed", "message": "mathtext"},
     {"id": "dpo_snippet", "status": "failed", "mistake": "my own notes",
      "message": 7}]
+FORGE = ("with open(os.environ['KIT_GRADE_FILE'], 'a') as f:\n"
+         "    for r in %r:\n        f.write(json.dumps(r) + '\\n')")
 HOSTILE = {
-    # no check(...) call at all: the file's name says it is notebook 03
-    "ivy": ["import json, os\nwith open(os.environ['KIT_GRADE_FILE'], 'a')"
-            " as f:\n    for r in %r:\n        f.write(json.dumps(r) + "
-            "'\\n')" % FORGED],
+    # grade lines written by cells that call no check(...) for them (the
+    # file's name says it is notebook 03), and one more than its check
+    # wrote from a check's own cell: none of them counts
+    "ivy": fake(("sequence_logps", None, "failed", "mean_not_sum")) + [
+        FORGE % (FORGED + [{"id": "sequence_logps", "status": "passed"}]),
+        "check('dpo_snippet', None)\n" + FORGE % [
+            {"id": "dpo_snippet", "status": "passed"}]],
     # the grader's parent signal, a process of its own, the grader's secret
     "jon": fake(("sequence_logps", None, "passed")) + [
         "import signal, subprocess\nos.kill(os.getppid(), signal.SIGTERM)\n"
@@ -207,11 +212,20 @@ def test_class_csv_has_a_row_per_submission_and_exercise(graded_class):
                         ("hal", "not a notebook: cell 2 has no source")):
         row = table[broken + sub, "dpo_loss"]
         assert row["status"] == "not graded" and row["error"].startswith(why)
-    # forged lines: a list for a mistake, a made-up status, id or mistake
-    assert [(table["ivy" + sub, e]["status"], table["ivy" + sub, e][
-        "mistake"]) for e in NB03] == [
-        ("not attempted", ""), ("passed", ""), ("failed", ""),
-        ("not attempted", "")]
+    # forged lines (a list for a mistake, a made-up status, id or mistake;
+    # a "passed" after a failed check): the verdicts stay check()'s
+    ivy = [table["ivy" + sub, e] for e in NB03]
+    assert [(row["status"], row["mistake"]) for row in ivy] == [
+        ("failed", "mean_not_sum"), ("not attempted", ""),
+        ("not attempted", ""), ("not attempted", "")]
+    forger = "code cell 3 (`with open(os.environ['KIT_GRADE_FILE'], 'a') as"
+    assert ivy[0]["message"] == ("made mean_not_sum (ignored: grade lines on "
+                                 "it that no check(...) of their cell "
+                                 f"wrote, from {forger} f:`))")
+    assert ivy[1]["message"].endswith(f"from {forger} f:`))")
+    assert ivy[2]["message"].endswith(
+        f"from {forger} f:`), code cell 4 (`check('dpo_snippet', None)`))")
+    assert ivy[3]["message"] == "no check(...) for it in this notebook"
     kim = table["kim" + sub, "dpo_loss"]
     assert kim["status"] == "crashed" and "printed more than 1,000" in (
         kim["message"])
@@ -259,12 +273,12 @@ def test_class_summary_counts_and_exit_code(graded_class):
     # the most failed first (at a tie the lower pass rate): stubs left and
     # crashes do not put an exercise on top
     assert lines[1:5] == [
-        "  dpo_loss ★★: 3/13 passed, 2 failed, 2 not attempted, "
+        "  dpo_loss ★★: 2/13 passed, 2 failed, 3 not attempted, "
         "4 crashed, 2 not graded; published_snippet ×3, no_reference ×1",
-        "  dpo_snippet ★★: 0/13 passed, 1 failed, 8 not attempted, "
+        "  sequence_logps ★: 7/13 passed, 2 failed, 2 not attempted, "
+        "2 not graded; mean_not_sum ×3",
+        "  dpo_snippet ★★: 0/13 passed, 0 failed, 9 not attempted, "
         "2 crashed, 2 not graded",
-        "  sequence_logps ★: 7/13 passed, 1 failed, 3 not attempted, "
-        "2 not graded; mean_not_sum ×2",
         "  dpo_compute_loss ★★★: 0/13 passed, 0 failed, 9 not attempted, "
         "2 crashed, 2 not graded"]
     assert lines[5] == "Errors (the grades made before them are kept):"
@@ -314,8 +328,8 @@ def test_class_html_is_one_page_with_the_chart_worst_first(graded_class):
     students = [name for name in re.findall(r"<tr><td[^>]*>([^<]*)</td>",
                                             html)
                 if name in CLASS or name in HOSTILE or name in "gus hal"]
-    assert students == ["ann", "dan", "gus", "hal", "max", "cat", "fay",
-                        "ivy", "jon", "kim", "lea", "ben", "eve"]
+    assert students == ["ann", "dan", "gus", "hal", "ivy", "max", "cat",
+                        "fay", "jon", "kim", "lea", "ben", "eve"]
     # what stopped fay's run, under her grades
     fay = re.search(r"<tr><td[^>]*>fay</td>.*?</tr>(.*?)</tr>", html)
     assert "ran past the time limit" in fay.group(1)
@@ -358,7 +372,7 @@ def test_class_json_carries_mistake_message_and_error(graded_class):
     assert cat["exercises"][1] == {
         "id": "dpo_loss", "stars": 2, "status": "failed",
         "mistake": "published_snippet", "message": "made published_snippet",
-        "attempts": 1, "mistakes": ["published_snippet"]}
+        "attempts": 1, "ignored": 0, "mistakes": ["published_snippet"]}
     assert gus["error"].startswith("not a notebook")
     assert [line["id"] for line in report["summary"]] == [
         "dpo_loss", "dpo_snippet", "dpo_compute_loss", "sequence_logps"]

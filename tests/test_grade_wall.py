@@ -5,7 +5,8 @@ neither the secret in the grader's environment (N48), nor the other's
 grade file (N51), nor the grader's source or venv (N60), and nothing it
 starts may outlive its grading (N49). Without the wall each of these
 succeeds (kit.grading.sandbox says why): the test reports what the spy
-found through its own grade record, the one channel it has.
+found through its own grade record, the one channel it has (written by a
+stand-in `check` of its own: the grader reads only a check's lines).
 """
 
 import json
@@ -61,9 +62,11 @@ try:
     os.kill(os.getppid(), signal.SIGKILL)
 except OSError:
     pass
-with open(os.environ["KIT_GRADE_FILE"], "a") as f:
-    f.write(json.dumps({"id": "dpo_snippet", "status": "failed",
-                        "message": json.dumps(found)}) + "\\n")
+def check(exercise_id, message):  # a stand-in for kit's: its grade line
+    with open(os.environ["KIT_GRADE_FILE"], "a") as f:
+        f.write(json.dumps({"id": exercise_id, "status": "failed",
+                            "message": message}) + "\\n")
+check("dpo_snippet", json.dumps(found))
 """.replace("MARK", MARK)
 
 WALLS = [mode for mode in ("nobody", "self") if sandbox.why_not(mode) is None

@@ -65,8 +65,8 @@ from kit.grading.submissions import (ANY_CHECK, COURSE, CannotGrade,
 from kit.grading.report_text import say
 from kit.grading.stops import (NotebookTimeout, OutputLimit, error_line,
                                looped_in, not_a_notebook, stopped_because)
-from kit.grading.verdicts import (exercise_rows, raised_before_checks,
-                                  records)
+from kit.grading.verdicts import (exercise_rows, from_check_cells,
+                                  raised_before_checks, records)
 from kit.checks import EXERCISES
 
 NOTEBOOK_TIMEOUT = 1800  # seconds a notebook may run, all cells together
@@ -303,17 +303,39 @@ class GradingClient(NotebookClient):
 def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
     """Run the cells in a fresh kernel and a fresh folder.
 
-    Returns the grade file's lines, the error that stopped the run (None,
-    or an exception; CellTimeoutError / DeadKernelError / NotebookTimeout
-    get `.cell`, the number from 1 of the cell that was running; lines
-    written before it are kept), and what each cell that raised raised
-    ({cell number: (error name, its first line)}).
+    Returns the grade file's lines, each as (number from 1 of the cell
+    that was running as it was written, the line): the file is read after
+    each cell (kit.grading.verdicts.from_check_cells); the error that
+    stopped the run (None, or an exception; CellTimeoutError /
+    DeadKernelError / NotebookTimeout get `.cell`, the number from 1 of the
+    cell that was running; lines written before it are kept), and what
+    each cell that raised raised ({cell number: (error name, its first
+    line)}).
     """
     running = {"cell": 0, "executed": []}
+    read = {"offset": 0, "lines": []}
+
+    def read_grades(whole=False):
+        """The lines written since the last read, as the running cell's
+        (`whole`: also a last line without its newline)."""
+        try:
+            with open(grade_file, "rb") as f:
+                f.seek(read["offset"])
+                chunk = f.read(max(0, GRADE_FILE_LIMIT - read["offset"]))
+        except OSError:
+            return
+        end = len(chunk) if whole else chunk.rfind(b"\n") + 1
+        read["offset"] += end
+        read["lines"] += [(running["cell"], line) for line in
+                          chunk[:end].decode("utf-8", "replace").splitlines()]
 
     def on_cell_execute(cell, cell_index):
+        read_grades()  # what was written between cells: the previous one's
         running["cell"] = cell_index + 1
         running["executed"].append(cell_index + 1)
+
+    def on_cell_executed(cell, cell_index, execute_reply):
+        read_grades()
 
     work = Path(tempfile.mkdtemp(prefix="kit-grade-"))
     token = uuid.uuid4().hex
@@ -325,6 +347,7 @@ def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
         client = GradingClient(
             notebook, timeout=timeout, allow_errors=True,
             kernel_name="python3", on_cell_execute=on_cell_execute,
+            on_cell_executed=on_cell_executed,
             kernel_manager_class=_through_the_shim(work))
         try:
             # own event loop: several kernels run in threads side by side
@@ -342,16 +365,12 @@ def execute(notebook, timeout, notebook_timeout=NOTEBOOK_TIMEOUT):
                     client, "tracebacks", {}).get(error.cell, []),
                     running["executed"])
             stopped = error
-        lines = []
-        if grade_file.exists():
-            with open(grade_file, "rb") as f:
-                lines = f.read(GRADE_FILE_LIMIT).decode(
-                    "utf-8", "replace").splitlines()
+        read_grades(whole=True)
     finally:
         kernel_shim.sweep(token)  # what the kernel started, wherever
         _running.discard(token)
         shutil.rmtree(work, ignore_errors=True)
-    return lines, stopped, getattr(client, "raised", {})
+    return read["lines"], stopped, getattr(client, "raised", {})
 
 
 async def _within(seconds, run):
@@ -445,14 +464,17 @@ def _grade_into(card, path, timeout, all_cells, notebook_timeout):
         raise _NotStarted
     if not all_cells:
         skip_cells(notebook)
-    lines, stopped, raised = execute(notebook, timeout, notebook_timeout)
+    cell_lines, stopped, raised = execute(notebook, timeout,
+                                          notebook_timeout)
+    lines, outside = from_check_cells(cell_lines, notebook)
     crashed = None
     if _stopping.is_set():  # its kernel stopped by the grader, not its code
         card["error"], card["interrupted"] = say(
             "interrupted_in", where=code_cell(
                 notebook, getattr(stopped, "cell", 0))), True
         card["exercises"] = exercise_rows(ids, in_code, records(lines, ids),
-                                          card["error"])
+                                          card["error"], outside=outside,
+                                          notebook=notebook)
         return
     if stopped is not None:
         card["error"] = stopped_because(stopped, notebook, timeout,
@@ -466,7 +488,7 @@ def _grade_into(card, path, timeout, all_cells, notebook_timeout):
         raised.pop(getattr(stopped, "cell", 0), None)
     card["exercises"] = exercise_rows(
         ids, in_code, records(lines, ids), None if crashed else card["error"],
-        crashed, raised_before_checks(notebook, raised))
+        crashed, raised_before_checks(notebook, raised), outside, notebook)
     if not card["exercises"] and not card["error"]:
         card["error"] = say("no_check_ran")
 

@@ -108,6 +108,10 @@ REPORT = {"en": {
     "code_cell": "code cell {n} (`{first}`)",
     "check_never_ran": "its check(...) never ran: an error before it?",
     "no_check_for_it": "no check(...) for it in this notebook",
+    # grade lines a cell wrote without its check(...) (forged, or a
+    # check called from another cell): kit.grading.verdicts
+    "ignored_lines": " (ignored: grade lines on it that no check(...) of "
+                     "their cell wrote, from {where})",
     "raised_in": "{error} in {where}: {why}",
     "grader_failed": "could not grade it: {why}",
     "no_checks": "no exercises found: no check(...) calls",
@@ -226,6 +230,8 @@ REPORT = {"en": {
     "check_never_ran": "check(...) が実行されませんでした。その前でエラーが"
                        "出ていませんか",
     "no_check_for_it": "このノートブックにはこの演習の check(...) がありません",
+    "ignored_lines": "（{where} の採点行は、そのセルの check(...) が書いた"
+                     "ものではないため無視しました）",
     "raised_in": "{where} で {error}: {why}",
     "grader_failed": "採点できませんでした: {why}",
     "no_checks": "演習が見つかりません: check(...) の呼び出しがありません",
