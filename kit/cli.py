@@ -2,6 +2,7 @@
 
 import argparse
 import json
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -26,6 +27,28 @@ def positive_int(text):
 
 
 MOST_STEPS = 10**9  # at 1,000 steps a second: 11 days
+# grade --memory: a kernel imports torch and the kit in less; the course's
+# notebooks peak at 1.6 GiB of data (kit.grading.sandbox.MEMORY_LIMIT)
+LEAST_MEMORY = 512 << 20
+UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def memory_size(text):
+    """argparse type: bytes, from "4G", "512M", "6GiB" or "1500000000"."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:I?B)?\s*",
+                         text.upper())
+    if not match:
+        raise argparse.ArgumentTypeError(
+            f"must be a size such as 4G or 512M, got {text!r}")
+    value = int(float(match[1]) * UNITS[match[2]])
+    if value < LEAST_MEMORY:
+        raise argparse.ArgumentTypeError(
+            f"{text} is less than a kernel needs to import torch and the "
+            "kit: give at least 512M (the course's notebooks peak at 1.6G)")
+    if value > UNITS["T"]:
+        raise argparse.ArgumentTypeError(f"{text} is more than a machine "
+                                         "has: give at most 1T")
+    return value
 
 
 def step_count(text):
@@ -185,7 +208,9 @@ def _report_paths(args):
 
 def _grade(args):
     from kit import outputs
-    from kit.grading import grade
+    from kit.grading import grade, sandbox
+    if args.memory:  # each walled kernel's share (kit.grading.sandbox)
+        sandbox.MEMORY_LIMIT = args.memory
     try:
         csv_path, html_path = _report_paths(args)
     except outputs.Refused as error:  # printed as grade prints its errors
@@ -266,6 +291,9 @@ def parser():
     grade.add_argument("--notebook-timeout", type=positive_int,
                        default=1800, help="seconds allowed per notebook, "
                                           "all cells together (default 1800)")
+    grade.add_argument("--memory", type=memory_size, default=None,
+                       help="data each kernel behind the wall may hold "
+                            "(default 4G); past it, MemoryError in its cell")
     grade.add_argument("--all-cells", action="store_true",
                        help="also run the cells tagged train or plot "
                             "(no check needs them; skipped by default)")

@@ -137,8 +137,15 @@ def _through_the_shim(work):
     ids = _wall.get("ids")
     wall = ["--wall", "%d:%d" % ids] if ids else ["--wall", "self"] if (
         _wall.get("mode")) else []
+    if wall:  # each kernel's share of memory (kit grade --memory)
+        wall += ["--memory", str(sandbox.MEMORY_LIMIT)]
 
     class ShimmedKernelManager(AsyncKernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            if wall:  # its network is its own: we talk through files
+                self.transport, self.ip = "ipc", str(work / "ipc" / "k")
+
         def format_kernel_cmd(self, extra_arguments=None):
             return [sys.executable, "-m", *start, str(work), *wall,
                     "--"] + super().format_kernel_cmd(extra_arguments)
@@ -162,10 +169,11 @@ def _prepare_work(work):
     grade_file.touch(mode=0o600)
     if _wall.get("mode"):
         (work / "home").mkdir()
+        (work / "ipc").mkdir(mode=0o700)  # the kernel's ZeroMQ sockets
     ids = _wall.get("ids")
     if ids:
         work.chmod(0o711)
-        for path in (work / "cwd", work / "home", grade_file):
+        for path in (work / "cwd", work / "home", work / "ipc", grade_file):
             os.chown(path, *ids)
     return grade_file
 

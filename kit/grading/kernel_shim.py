@@ -1,8 +1,9 @@
 """The process between `kit grade` and each student's kernel, and the sweep.
 
-`python -m kit.grading.kernel_shim WORK [--wall UID:GID|self] -- KERNEL COMMAND...`
-starts the kernel (behind kit.grading.sandbox's wall, as UID:GID or as
-this user, when asked) and stays its parent, so a kernel's `os.kill(os.getppid(), ...)` reaches
+`python -m kit.grading.kernel_shim WORK [--wall UID:GID|self [--memory
+BYTES]] -- KERNEL COMMAND...` starts the kernel (behind
+kit.grading.sandbox's wall, as UID:GID or as this user, held to BYTES of
+data, when asked) and stays its parent, so a kernel's `os.kill(os.getppid(), ...)` reaches
 this process, which shrugs off SIGTERM, SIGINT and SIGHUP, and never the
 grader. On Linux it is a subreaper: whatever the kernel starts and leaves
 behind (`start_new_session=True` included) becomes its child, and all of
@@ -108,19 +109,23 @@ def sweep(token, rounds=20):
 
 
 def parse(argv):
-    """WORK [--wall UID:GID|self] -- COMMAND...: (work, wall, command); wall
-    None, "self" or (uid, gid) (kit.grading.sandbox's modes)."""
+    """WORK [--wall UID:GID|self [--memory BYTES]] -- COMMAND...: (work,
+    wall, memory, command); wall None, "self" or (uid, gid)
+    (kit.grading.sandbox's modes), memory None (the wall's default) or
+    bytes."""
     work, rest = argv[0], argv[1:]
-    wall = None
+    wall = memory = None
     if rest[:1] == ["--wall"]:
         wall, rest = rest[1], rest[2:]
         if wall != "self":
             wall = tuple(int(n) for n in wall.split(":"))
-    return work, wall, rest[1:]
+    if rest[:1] == ["--memory"]:
+        memory, rest = int(rest[1]), rest[2:]
+    return work, wall, memory, rest[1:]
 
 
 def main(argv):
-    work, wall, command = parse(argv)
+    work, wall, memory, command = parse(argv)
     grader = os.getppid()
     for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         # a handler, not SIG_IGN: handlers reset at exec, so the kernel
@@ -129,7 +134,7 @@ def main(argv):
     _become_subreaper()
     env = dict(os.environ, JPY_PARENT_PID=str(os.getpid()))
     if wall:
-        kernel = _Walled(work, wall, command, env)
+        kernel = _Walled(work, wall, command, env, memory)
         # the grader interrupts this process's group: on to the kernel
         signal.signal(signal.SIGINT, lambda *_: kernel.send_signal(
             signal.SIGINT))
@@ -151,7 +156,7 @@ class _Walled:
     """The kernel behind kit.grading.sandbox's wall, as Popen is used here:
     this process's child is the namespace's pid 1, which ends with it."""
 
-    def __init__(self, work, ids, command, env):
+    def __init__(self, work, ids, command, env, memory=None):
         from kit.grading import sandbox
         here = os.getcwd()
 
@@ -162,7 +167,7 @@ class _Walled:
             os.execvpe(command[0], command, dict(
                 env, JPY_PARENT_PID="1", TMPDIR=os.environ["TMPDIR"]))
         self.pid = sandbox.start(work, None if ids == "self" else ids,
-                                 run_kernel)
+                                 run_kernel, memory or sandbox.MEMORY_LIMIT)
         self.returncode = None
 
     def poll(self):

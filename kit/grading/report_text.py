@@ -128,12 +128,11 @@ REPORT = {"en": {
     "not_graded_count": " ({n} of {total} submissions not graded)",
     "none_graded": "no submission could be graded",
     "walled": "isolation: each kernel in namespaces of its own, as user "
-              "{user}: it sees no other process, grade file or /tmp, and "
-              "cannot write the grader's files",
+              "{user}: it sees no other process, grade file or /tmp, has "
+              "no network, and writes only its own folder",
     "walled_self": "isolation: each kernel in namespaces of its own, as "
-                   "you: it sees no other process, grade file or /tmp, and "
-                   "the grader's Python and kit are read-only to it (your "
-                   "other files are not)",
+                   "you: it sees no other process, grade file or /tmp, has "
+                   "no network, and writes only its own folder",
     "not_walled": "isolation: none beyond a process of its own (kernels run "
                   "as you: {why}); see README, 'Student code runs on your "
                   "machine'",
@@ -248,11 +247,10 @@ REPORT = {"en": {
     "none_graded": "採点できた提出がありません",
     "walled": "分離：各カーネルは専用の名前空間でユーザー {user} として"
               "実行されます。ほかのプロセス、採点ファイル、/tmp は見えず、"
-              "採点側のファイルにも書き込めません",
+              "ネットワークにもつながらず、自分のフォルダーにだけ書き込めます",
     "walled_self": "分離：各カーネルは専用の名前空間であなたとして実行されます。"
-                   "ほかのプロセス、採点ファイル、/tmp は見えず、採点側の "
-                   "Python と kit は読み取り専用です (あなたのほかのファイルは"
-                   "そうではありません)",
+                   "ほかのプロセス、採点ファイル、/tmp は見えず、ネットワークにも"
+                   "つながらず、自分のフォルダーにだけ書き込めます",
     "not_walled": "分離：カーネルごとのプロセス以外はありません (カーネルは"
                   "あなたの権限で動きます: {why})。README の `Student code "
                   "runs on your machine` を参照してください",

@@ -11,7 +11,13 @@ I gets a mount namespace of its own, built before K starts:
 - an empty /tmp (and the temporary folder, if that is elsewhere) holding
   only this submission's folder: no other run's grade file to append to;
 - the grader's home hidden, but for the Python and kit the kernel runs;
-  those, wherever they are, read-only: no later grading finds them changed.
+  those, wherever they are, read-only: no later grading finds them changed;
+- every other folder of the machine read-only, but for the submission's
+  own (its cwd, home and temp folder): a kernel fills no disk but its own;
+
+and a network namespace of its own, with only its own loopback: it reaches
+no other machine and no server of this one (its own 127.0.0.1 aside). The
+grader talks to it through files (ZeroMQ's ipc transport) in its folder.
 
 When K ends, I ends, and Linux kills whatever is left in the namespace,
 whatever session or parent it gave itself. Run as root, K runs as `nobody`
@@ -34,7 +40,7 @@ from pathlib import Path
 
 USER = "nobody"  # every system has it; it owns nothing of the grader's
 CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000  # linux/sched.h
-CLONE_NEWUSER = 0x10000000
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8  # linux/mount.h
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 1, 4, 38
@@ -50,8 +56,13 @@ PROBE_TIMEOUT = 30  # seconds the trial kernel-less run may take
 # resident), so 4 GiB is what a notebook needs twice over. Its tmpfs
 # folders (/tmp, /dev/shm, the hidden home): a kernel's temp files go to
 # its own folder on disk (_own_temp_folder), so these hold next to nothing
-MEMORY_LIMIT = 4 << 30
+MEMORY_LIMIT = 4 << 30  # `kit grade --memory` changes it
 TMPFS_SIZE = "1g"
+# mount_setattr(2) (Linux 5.12; one number on every architecture) sets a
+# flag on a whole tree of mounts at once
+SYS_MOUNT_SETATTR, MOUNT_ATTR_RDONLY, AT_RECURSIVE = 442, 1, 0x8000
+AT_FDCWD = -100
+SIOCSIFFLAGS, IFF_UP, IFF_LOOPBACK, IFF_RUNNING = 0x8914, 1, 8, 0x40
 
 
 def _libc():
@@ -88,10 +99,10 @@ def mode():
     return "self"
 
 
-def start(work, ids, run_kernel):
+def start(work, ids, run_kernel, memory=MEMORY_LIMIT):
     """From S: K behind the wall, as (uid, gid) `ids` ("nobody" mode) or,
-    with `ids` None, as this user in a user namespace ("self" mode);
-    returns I's pid.
+    with `ids` None, as this user in a user namespace ("self" mode), held
+    to `memory` bytes of data; returns I's pid.
 
     `run_kernel()` runs in K once it has no capabilities left; it must not
     return (an exec, or os._exit)."""
@@ -103,7 +114,7 @@ def start(work, ids, run_kernel):
         return init
     code = 1
     try:
-        code = _init(Path(work), ids, run_kernel)
+        code = _init(Path(work), ids, run_kernel, memory)
     finally:
         os._exit(code)
 
@@ -118,11 +129,12 @@ def _own_user_namespace():
     Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
 
 
-def _init(work, ids, run_kernel):
+def _init(work, ids, run_kernel, memory):
     """I: build the wall, start K, reap until K ends; K's exit status."""
     _call("prctl", PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # S gone: all
     os.setpgid(0, 0)  # the grader's interrupts come through S, not twice
-    _call("unshare", CLONE_NEWNS)
+    _call("unshare", CLONE_NEWNS | CLONE_NEWNET)
+    _loopback_up()
     _build_wall(work)
     kernel = os.fork()
     if kernel == 0:
@@ -131,8 +143,7 @@ def _init(work, ids, run_kernel):
             _own_temp_folder(work)
             # past it an allocation raises MemoryError in the cell: the
             # machine's other kernels and the grader keep theirs
-            resource.setrlimit(resource.RLIMIT_DATA,
-                               (MEMORY_LIMIT, MEMORY_LIMIT))
+            resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
             run_kernel()
         finally:
             os._exit(127)
@@ -168,6 +179,40 @@ def _own_temp_folder(work):
     os.environ["TMPDIR"] = tempfile.tempdir = str(own)
 
 
+def _loopback_up():
+    """A new network namespace's loopback starts down: up, code that talks
+    to itself on 127.0.0.1 (its own) works as on any machine."""
+    import fcntl
+    import socket
+    import struct
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            fcntl.ioctl(probe, SIOCSIFFLAGS, struct.pack(  # struct ifreq
+                "16sH22x", b"lo", IFF_UP | IFF_LOOPBACK | IFF_RUNNING))
+    except OSError:
+        pass  # no loopback: still no network
+
+
+def _read_only_tree(root="/"):
+    """Every mount under `root` read-only (in this mount namespace)."""
+    libc = _libc()
+    attr = (ctypes.c_uint64 * 4)(MOUNT_ATTR_RDONLY, 0, 0, 0)  # set, clear..
+    if libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, root.encode(), AT_RECURSIVE,
+                    ctypes.byref(attr), ctypes.sizeof(attr)) == 0:
+        return
+    if ctypes.get_errno() != 38:  # ENOSYS: a kernel older than 5.12
+        raise OSError(ctypes.get_errno(), "mount_setattr: "
+                      + os.strerror(ctypes.get_errno()))
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4].encode().decode("unicode_escape")
+        try:
+            flags = os.statvfs(point).f_flag
+            _mount(None, point, flags=MS_BIND | MS_REMOUNT | MS_RDONLY | sum(
+                mount for found, mount in KEPT_FLAGS.items() if flags & found))
+        except OSError:
+            continue  # hidden under another mount, or gone
+
+
 def _tell(pid, signum):
     try:
         os.kill(pid, signum)
@@ -194,8 +239,10 @@ def _build_wall(work):
     # submission's folder last: it may lie inside a read-only one)
     kept = [(p, os.open(p, os.O_PATH), True) for p in _kernel_reads()]
     kept += [(work, os.open(work, os.O_PATH | os.O_DIRECTORY), False)]
-    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # found before the tree is read-only (tempfile tries to write in it)
     hidden = {Path("/tmp"), Path(tempfile.gettempdir()).resolve()}
+    _read_only_tree()  # the new mounts below are writable: its own
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if home != Path("/"):
         hidden.add(home)
     # sized: an unsized tmpfs may fill half the machine's memory
@@ -216,10 +263,12 @@ def _build_wall(work):
                 os.makedirs(path.parent, mode=0o755, exist_ok=True)
                 path.touch()
         _mount(source, path, flags=MS_BIND | MS_REC)
-        if read_only:
-            flags = os.statvfs(path).f_flag
-            _mount(None, path, flags=MS_BIND | MS_REMOUNT | MS_RDONLY | sum(
-                mount for found, mount in KEPT_FLAGS.items() if flags & found))
+        # a bind keeps its source's read-only flag: the submission's folder
+        # is made writable again, the rest stays read-only
+        flags = os.statvfs(path).f_flag
+        _mount(None, path, flags=MS_BIND | MS_REMOUNT | sum(
+            mount for found, mount in KEPT_FLAGS.items() if flags & found)
+            | (MS_RDONLY if read_only else 0))
         os.close(fd)
 
 

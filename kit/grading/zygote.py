@@ -44,16 +44,17 @@ HEAVY = ["torch", "transformers", "datasets", "matplotlib",  # not pyplot
 # ------------------------------------------------------ the client side
 
 def client(argv):
-    """`client SOCKET WORK [--wall UID:GID] -- KERNEL COMMAND...`: a kernel
-    forked warm (behind kit.grading.sandbox's wall, when asked)."""
+    """`client SOCKET WORK [--wall UID:GID|self [--memory BYTES]] --
+    KERNEL COMMAND...`: a kernel forked warm (behind kit.grading.sandbox's
+    wall, when asked)."""
     path, shim_argv = argv[0], argv[1:]
-    work, wall, command = kernel_shim.parse(shim_argv)
+    work, wall, memory, command = kernel_shim.parse(shim_argv)
     try:
         connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         connection.connect(path)
         request = json.dumps({
             "command": command, "cwd": os.getcwd(), "env": dict(os.environ),
-            "work": work, "wall": wall})
+            "work": work, "wall": wall, "memory": memory})
         socket.send_fds(connection, [request.encode() + b"\n"], [0, 1, 2])
         replies = connection.makefile("r")
         first = replies.readline().split()
@@ -182,7 +183,8 @@ def _shim(request, fds, connection):
         from kit.grading import sandbox
         wall = request["wall"]
         kernel = sandbox.start(request["work"], None if wall == "self"
-                               else tuple(wall), run_kernel)
+                               else tuple(wall), run_kernel,
+                               request.get("memory") or sandbox.MEMORY_LIMIT)
     else:
         kernel = os.fork()
         if kernel == 0:
