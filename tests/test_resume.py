@@ -326,6 +326,66 @@ def test_the_readme_resume_table_is_the_kits():
             sorted(kept)), trainer
 
 
+# ------------------------------ what else decides a run: saved and checked
+
+def nudged(model):
+    """The same model, its first weight moved: another of the same shape."""
+    with torch.no_grad():
+        next(model.parameters()).add_(0.01)
+    return model
+
+
+def another_reward(prompts, completions, **kwargs):
+    return [0.0 for _ in completions]
+
+
+def test_another_seed_model_reward_or_optimizer_is_refused_by_name(
+        grpo_checkpoint, sft_checkpoint, tmp_path):
+    refused_before_loading(grpo(tmp_path / "seed", seed=1), grpo_checkpoint,
+                           "saved with seed=0, this run has seed=1: resume "
+                           "with the same seed or start a new run")
+    other = grpo(tmp_path / "model")
+    nudged(other.model)
+    refused_before_loading(other, grpo_checkpoint, (
+        r"its run started from another model \(weights \w+, this run's "
+        r"\w+\), of the same shape: resume with the model the run started "
+        "from"))
+    refused_before_loading(
+        grpo(tmp_path / "reward", reward_funcs=[another_reward]),
+        grpo_checkpoint, r"its buffer was scored by the reward functions "
+                         r"\['correctness_reward'\], this run has "
+                         r"\['another_reward'\]")
+    refused_before_loading(sft(tmp_path / "sgd", optim="sgd"), sft_checkpoint,
+                           r"saved with optimizer=adamw_torch\w*, this run "
+                           "has optimizer=sgd")
+
+
+def test_another_dpo_reference_is_refused(dpo_checkpoint, tmp_path):
+    with pytest.MonkeyPatch.context() as patch:
+        shrink(patch)
+        dpo = recipes.dpo_trainer("cpu", output_dir=tmp_path, max_steps=2,
+                                  disable_tqdm=True)
+    nudged(dpo.ref_model)
+    refused_before_loading(dpo, dpo_checkpoint, "its run's reference model "
+                                                "was another")
+
+
+def test_an_edited_step_or_a_max_steps_behind_the_checkpoint_is_refused(
+        sft_checkpoint, tmp_path):
+    checkpoint = broken_copy(sft_checkpoint, tmp_path)
+    state = json.loads((checkpoint / "trainer_state.json").read_text())
+    state["global_step"] = 999
+    (checkpoint / "trainer_state.json").write_text(json.dumps(state))
+    refused_before_loading(sft(tmp_path / "run"), checkpoint, (
+        "its trainer_state.json says global_step=999, but the checkpoint "
+        "was saved at step 1"))
+    refused_before_loading(
+        sft(tmp_path / "short", max_steps=1),
+        sft_checkpoint.parent / "checkpoint-2",
+        r"it is at step 2, past this run's max_steps=1 \(the Trainer would "
+        r"still take one more step\): give max_steps above 2")
+
+
 def test_a_grpo_loss_type_or_a_dpo_beta_changed_is_refused_before_loading(
         grpo_checkpoint, dpo_checkpoint, tmp_path):
     refused_before_loading(grpo(tmp_path / "grpo", loss_type="dapo"),

@@ -9,9 +9,11 @@ first, refusing a mismatch or a broken file by name, before any weights are
 loaded or any training time is spent.
 """
 
+import hashlib
 import json
 import os
 import pickle
+import re
 import zipfile
 
 import torch
@@ -73,6 +75,26 @@ class CheckpointMixin:
         return {"processes": self.accelerator.num_processes,
                 **{name: getattr(self.args, name) for name in kept}}
 
+    def checkpoint_identity(self):
+        """What else decides the run, as it started: the seed (which rows
+        each step draws), the starting weights (a fingerprint: another
+        model of the same shape differs) and the optimizer (its saved
+        state fits no other). A trainer adds its own: DPO's reference,
+        GRPO's reward functions."""
+        optimizer = (type(self.optimizer).__name__ if self.optimizer
+                     is not None else getattr(self.args.optim, "value",
+                                              self.args.optim))
+        return {"seed": self.args.seed, "data_seed": self.args.data_seed,
+                "model": fingerprint(self.accelerator.unwrap_model(
+                    self.model)), "optimizer": optimizer}
+
+    def _identity(self):
+        """checkpoint_identity() as this trainer started: taken once, at
+        its first train() or check, before any weights change or load."""
+        if getattr(self, "_started_as", None) is None:
+            self._started_as = self.checkpoint_identity()
+        return self._started_as
+
     def checkpoint_state(self):
         """This trainer's own state, saved in `state_file`."""
         return {}
@@ -83,6 +105,7 @@ class CheckpointMixin:
     def train(self, *args, **kwargs):
         # one run at a time into a folder: two would save over each other
         with output_folder_lock(self.args.output_dir, self.args.should_save):
+            self._identity()  # the starting weights, before any step
             return super().train(*args, **kwargs)
 
     # Private methods: **kwargs takes whatever a newer Trainer passes (when
@@ -128,7 +151,9 @@ class CheckpointMixin:
         self._check_trainer(folder, saved)
         self._check_model(folder)  # before the settings: a preset sets both
         self._check_settings(folder, saved)
+        self._check_identity(folder, saved)
         self._check_files(folder)
+        self._check_step(folder, saved)
         return self._read_state(folder)
 
     # ---------------------------------------------------------- the checks
@@ -179,6 +204,38 @@ class CheckpointMixin:
             if saved["settings"][name] != value:
                 refuse(folder, "other_setting", name=name,
                        theirs=saved["settings"][name], value=value)
+
+    def _check_identity(self, folder, saved):
+        """The same seed, starting model, optimizer (and reference,
+        rewards): the steps after a resume are the ones the run would
+        have taken."""
+        theirs = saved.get("identity")
+        if not isinstance(theirs, dict):
+            refuse(folder, "older_kit", name="seed, model and optimizer")
+        for name, value in self._identity().items():
+            if name not in theirs:
+                refuse(folder, "older_kit", name=name)
+            if theirs[name] != value:
+                reason = name if name in IDENTITY_WORDS else "other_setting"
+                refuse(folder, reason, name=name, theirs=theirs[name],
+                       value=value)
+
+    def _check_step(self, folder, saved):
+        """trainer_state.json's step is the checkpoint's own (an edited
+        one would train on to it), and this run's max_steps lies past it
+        (below it, the Trainer still takes one more step)."""
+        with open(os.path.join(folder, TRAINER_STATE_NAME)) as file:
+            state = json.load(file)
+        step = state.get("global_step") if isinstance(state, dict) else None
+        named = re.fullmatch(r"checkpoint-(\d+)", os.path.basename(
+            os.path.normpath(folder)))
+        says = {saved.get("step"), int(named[1]) if named else None} - {None}
+        if not isinstance(step, int) or says and says != {step}:
+            refuse(folder, "other_step", state=TRAINER_STATE_NAME, step=step,
+                   saved=min(says) if says else "?")
+        if 0 < self.args.max_steps < step:
+            refuse(folder, "past_max_steps", step=step,
+                   max_steps=self.args.max_steps)
 
     def _check_files(self, folder):
         """Every file a resume reads is there and whole."""
@@ -288,7 +345,9 @@ class CheckpointMixin:
         return {"trainer": kit_class.__name__,
                 "class": type(self).__name__,
                 "run_name": self.args.run_name,
-                "settings": self.checkpoint_settings()}
+                "step": self.state.global_step,
+                "settings": self.checkpoint_settings(),
+                "identity": self._identity()}
 
     def _checkpoint_dir(self, trial):
         return os.path.join(self._get_output_dir(trial),
@@ -302,6 +361,19 @@ class CheckpointMixin:
         if self.args.world_size > 1:
             return f"rng_state_{self.args.process_index}.pth"
         return "rng_state.pth"
+
+
+def fingerprint(model):
+    """A short hash of a model's weights: up to 256 values spread over each
+    tensor, by name. Reading them all would cost a second a GB; two models
+    of the same shape from other runs or seeds differ in every tensor."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        flat = tensor.detach().reshape(-1)
+        digest.update(name.encode())
+        digest.update(flat[::max(1, flat.numel() // 256)][:256].float()
+                      .cpu().numpy().tobytes())
+    return digest.hexdigest()[:12]
 
 
 def _saved_by_the_kit(trainer_state):
@@ -332,6 +404,9 @@ def _said(key, **fields):
 
 
 # ------------------------------------------------------------- the words
+
+# identity entries with words of their own (the rest: "other_setting")
+IDENTITY_WORDS = ("model", "reference", "reward_funcs")
 
 # Why a checkpoint cannot be resumed, and what to do, in kit.i18n's shape;
 # tests/test_i18n.py insists on the Japanese half.
@@ -369,6 +444,23 @@ REFUSALS = {"en": {
     "other_setting": "it was saved with {name}={theirs}, this run has "
                      "{name}={value}: resume with the same {name} or start "
                      "a new run",
+    "model": "its run started from another model (weights {theirs}, this "
+             "run's {value}), of the same shape: resume with the model the "
+             "run started from, or start a new run",
+    "reference": "its run's reference model was another (weights {theirs}, "
+                 "this run's {value}): resume with the reference it was "
+                 "trained against, or start a new run",
+    "reward_funcs": "its buffer was scored by the reward functions {theirs}, "
+                    "this run has {value}: resume with the same "
+                    "reward_funcs, or start a new run",
+    "other_step": "its {state} says global_step={step}, but the checkpoint "
+                  "was saved at step {saved}: a file edited or taken from "
+                  "another checkpoint: resume from a checkpoint as the kit "
+                  "saved it, or start a new run",
+    "past_max_steps": "it is at step {step}, past this run's max_steps="
+                      "{max_steps} (the Trainer would still take one more "
+                      "step): give max_steps above {step}, the steps in all, "
+                      "or resume from an earlier checkpoint",
     "missing": "{name} is missing, so the run would not continue as it "
                "was: copy the whole checkpoint folder, or start a new run",
     "other_model": "its model has {setting}={theirs}, this run's model has "
@@ -431,6 +523,24 @@ REFUSALS = {"en": {
     "other_setting": "{name}={theirs} で保存されましたが、この実行は "
                      "{name}={value} です。同じ {name} で再開するか、新しく"
                      "学習を始めてください",
+    "model": "別のモデル（重み {theirs}、この実行は {value}）から始めた実行"
+             "のもので、形状は同じです。実行を始めたモデルで再開するか、"
+             "新しく学習を始めてください",
+    "reference": "その実行の参照モデルは別のもの（重み {theirs}、この実行は "
+                 "{value}）です。学習に使った参照モデルで再開するか、新しく"
+                 "学習を始めてください",
+    "reward_funcs": "バッファーは報酬関数 {theirs} で採点されましたが、この"
+                    "実行は {value} です。同じ reward_funcs で再開するか、"
+                    "新しく学習を始めてください",
+    "other_step": "{state} は global_step={step} ですが、チェックポイントは"
+                  "ステップ {saved} で保存されました。ファイルが編集されたか、"
+                  "別のチェックポイントのものです。kit が保存したままの"
+                  "チェックポイントから再開するか、新しく学習を始めてください",
+    "past_max_steps": "ステップ {step} にあり、この実行の max_steps="
+                      "{max_steps} を過ぎています（Trainer はそれでも 1 "
+                      "ステップ進みます）。max_steps を {step} より大きく"
+                      "（全体のステップ数）するか、前のチェックポイントから"
+                      "再開してください",
     "missing": "{name} がないので、実行は元どおりには続きません。"
                "チェックポイントのフォルダー全体をコピーするか、新しく学習を"
                "始めてください",

@@ -15,7 +15,7 @@ from transformers import Trainer, TrainingArguments
 
 from kit import cache
 from kit.losses import PREFERENCE_LOSSES
-from kit.trainers.checkpoint import CheckpointMixin
+from kit.trainers.checkpoint import CheckpointMixin, fingerprint
 from kit.trainers.guards import (BATCH_RULES, check_choice, check_dataset,
                                  check_fields, check_prompt_length,
                                  check_ipo_beta, check_tokenizer, refusal,
@@ -155,6 +155,13 @@ class DPOTrainer(CheckpointMixin, NonFiniteMixin, MetricsMixin,
         else:
             self.ref_model = ref_model or copy.deepcopy(self.model)
             self.ref_model.requires_grad_(False).eval().to(self.args.device)
+
+    def checkpoint_identity(self):
+        """And the reference each step's loss compares with: a resume
+        against another would train toward something else."""
+        return {**super().checkpoint_identity(), "reference": (
+            fingerprint(self.ref_model) if self.ref_model is not None
+            else "the policy with its adapter off")}
 
     @contextlib.contextmanager
     def reference(self, model):

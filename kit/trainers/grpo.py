@@ -276,6 +276,12 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         self._sampling = generation_config(processing_class, args, True)
         self._greedy = generation_config(processing_class, args, False)
 
+    def checkpoint_identity(self):
+        """And the reward functions, by name: the saved buffer's advantages
+        were scored by them. (The reference is the starting model's copy.)"""
+        return {**super().checkpoint_identity(),
+                "reward_funcs": list(self.reward_func_names)}
+
     def _prompts_per_generation(self):
         return prompts_per_generation(
             self._train_batch_size, self.args.steps_per_generation,
