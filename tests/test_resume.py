@@ -578,6 +578,25 @@ def test_a_second_run_into_a_folder_in_use_is_refused_naming_the_first(
     sft(folder).train()  # once the first has ended, the folder is free
 
 
+def test_a_new_run_into_a_finished_runs_folder_removes_its_checkpoints(
+        sft_checkpoint, tmp_path, capsys):
+    folder = tmp_path / "run"
+    shutil.copytree(sft_checkpoint.parent, folder)  # checkpoint-1 and -2
+    sft(folder, max_steps=1).train()
+    assert sorted(p.name for p in folder.glob("checkpoint-*")) == [
+        "checkpoint-1"]  # this run's: no checkpoint-2 passes for its latest
+    assert (f"{folder}: removed checkpoint-1, checkpoint-2, saved there by "
+            "an earlier run: this run starts anew") in capsys.readouterr().out
+    stock = tmp_path / "stock"
+    (stock / "checkpoint-5").mkdir(parents=True)
+    (stock / "checkpoint-5" / "trainer_state.json").write_text("{}")
+    with pytest.raises(ValueError, match=(
+            "output_dir .*stock holds checkpoint-5, which no kit trainer "
+            "saved: this run's checkpoints would mix with them")):
+        sft(stock).train()
+    assert (stock / "checkpoint-5" / "trainer_state.json").exists()
+
+
 # ------------------------------------------------------------ a full disk
 
 def no_space_left(*args, **kwargs):

@@ -14,6 +14,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import zipfile
 
 import torch
@@ -106,7 +107,32 @@ class CheckpointMixin:
         # one run at a time into a folder: two would save over each other
         with output_folder_lock(self.args.output_dir, self.args.should_save):
             self._identity()  # the starting weights, before any step
+            resumed = args[0] if args else kwargs.get(
+                "resume_from_checkpoint")
+            if not resumed and self.args.should_save:
+                self._clear_earlier_checkpoints()
             return super().train(*args, **kwargs)
+
+    def _clear_earlier_checkpoints(self):
+        """A new run into a folder removes the checkpoints an earlier kit
+        run left there: kept, its later ones would pass for this run's
+        latest (get_last_checkpoint, save_total_limit). A checkpoint no kit
+        trainer saved is refused, not removed."""
+        folder = self.args.output_dir
+        found = sorted((p for p in (os.listdir(folder) if os.path.isdir(
+            folder) else []) if re.fullmatch(r"checkpoint-\d+", p)),
+            key=lambda p: int(p.split("-")[1]))
+        if not found:
+            return
+        foreign = [p for p in found if not _kit_saved(os.path.join(folder,
+                                                                  p))]
+        if foreign:
+            raise ValueError(_said("foreign_checkpoints", folder=folder,
+                                   names=", ".join(foreign)))
+        for name in found:
+            shutil.rmtree(os.path.join(folder, name))
+        print(_said("removed_earlier", folder=folder,
+                    names=", ".join(found)))
 
     # Private methods: **kwargs takes whatever a newer Trainer passes (when
     # transformers 4.47 dropped `metrics`, overrides without it broke).
@@ -376,6 +402,14 @@ def fingerprint(model):
     return digest.hexdigest()[:12]
 
 
+def _kit_saved(checkpoint):
+    """Whether a kit trainer saved (or began to save) this checkpoint-N."""
+    return (os.path.isfile(os.path.join(checkpoint, METADATA))
+            or os.path.isfile(os.path.join(checkpoint, METADATA + ".partial"))
+            or _saved_by_the_kit(os.path.join(checkpoint, TRAINER_STATE_NAME))
+            or not os.listdir(checkpoint))  # cut short before its first file
+
+
 def _saved_by_the_kit(trainer_state):
     """Whether a trainer_state.json holds the kit's mark (see
     _save_checkpoint); a damaged one does not."""
@@ -461,6 +495,13 @@ REFUSALS = {"en": {
                       "{max_steps} (the Trainer would still take one more "
                       "step): give max_steps above {step}, the steps in all, "
                       "or resume from an earlier checkpoint",
+    "removed_earlier": "{folder}: removed {names}, saved there by an "
+                       "earlier run: this run starts anew (a run goes on "
+                       "from a checkpoint only when resumed from it)",
+    "foreign_checkpoints": "output_dir {folder} holds {names}, which no kit "
+                           "trainer saved: this run's checkpoints would mix "
+                           "with them: give a new output_dir, or move them "
+                           "away",
     "missing": "{name} is missing, so the run would not continue as it "
                "was: copy the whole checkpoint folder, or start a new run",
     "other_model": "its model has {setting}={theirs}, this run's model has "
@@ -541,6 +582,13 @@ REFUSALS = {"en": {
                       "ステップ進みます）。max_steps を {step} より大きく"
                       "（全体のステップ数）するか、前のチェックポイントから"
                       "再開してください",
+    "removed_earlier": "{folder}: 以前の実行が保存した {names} を削除しました。"
+                       "この実行は最初から始まります（チェックポイントの続き"
+                       "から学習するのは、そこから再開したときだけです）",
+    "foreign_checkpoints": "output_dir {folder} には、kit の trainer が保存"
+                           "していない {names} があります。この実行の"
+                           "チェックポイントと混ざります。別の output_dir を"
+                           "指定するか、それらを移動してください",
     "missing": "{name} がないので、実行は元どおりには続きません。"
                "チェックポイントのフォルダー全体をコピーするか、新しく学習を"
                "始めてください",
