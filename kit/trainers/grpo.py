@@ -171,7 +171,8 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
                    if key != "prompt"}
         try:
             rewards = score(self.reward_funcs, [row["prompt"] for row in rows],
-                            completions, columns)  # (B, F): F functions
+                            completions, columns,  # (B, F): F functions
+                            timeout=self.args.reward_timeout)
             refused = None
         except ValueError as error:
             refused = error

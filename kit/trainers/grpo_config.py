@@ -26,6 +26,7 @@ RULES = [
     ("beta", float, ">= 0", "0 turns the KL off; try 0.04"),
     ("sapo_temperature_pos", float, "> 0", "try 1.0"),
     ("sapo_temperature_neg", float, "> 0", "try 1.05"),
+    ("reward_timeout", float, "> 0", "try 60"),
 ]
 
 
@@ -77,6 +78,10 @@ class GRPOConfig(TrainingArguments):
         "help": "The ratio's level: 'token' (one a token, the paper's) or "
                 "'sequence' (GSPO: one a completion, the geometric mean of "
                 "its token ratios), as TRL 1.16."})
+    # not TRL's: its reward functions run unbounded
+    reward_timeout: float = field(default=60.0, metadata={
+        "help": "Seconds one call of a reward function may take; past it "
+                "training stops, naming the function."})
     remove_unused_columns: bool = False  # reward functions read the columns
 
     def __post_init__(self):

@@ -13,6 +13,7 @@ import numbers
 import operator
 import sys
 import warnings
+from contextlib import nullcontext
 
 import torch
 from datasets import Dataset, DatasetDict, IterableDataset
@@ -72,6 +73,11 @@ MESSAGES = {"en": {
     "reward_raised": "reward function {name} raised {kind}: {error} (it gets "
                      "prompts, completions and the {dataset} columns "
                      "{columns} as keyword arguments)",
+    "reward_timeout": "reward function {name} ran past its time limit "
+                      "({seconds} s a call, GRPOConfig.reward_timeout) on "
+                      "{n} completions: make it faster (an endless loop? a "
+                      "call that waits on a server?), or raise "
+                      "reward_timeout",
     "reward_shape": "reward function {name} returned an array of shape "
                     "{shape}: return one float per completion",
     "reward_unreadable": "reward function {name} returned a {kind} whose "
@@ -202,6 +208,10 @@ MESSAGES["ja"] = {
         "報酬関数 {name} が {kind} を送出しました: `{error}`"
         "（受け取るのはキーワード引数 prompts、completions と {dataset} の"
         "列 {columns} です）",
+    "reward_timeout":
+        "報酬関数 {name} が {n} 個の補完で制限時間（1 回 {seconds} 秒、"
+        "GRPOConfig.reward_timeout）を超えました。速くするか（無限ループ？"
+        "サーバーを待つ呼び出し？）、reward_timeout を大きくしてください",
     "reward_shape":
         "報酬関数 {name} が形状 {shape} の配列を返しました。補完ごとに 1 つの "
         "float を返してください",
@@ -563,20 +573,31 @@ def check_reward_funcs(reward_funcs):
     return funcs
 
 
-def score(reward_funcs, prompts, completions, columns, dataset="dataset"):
+def score(reward_funcs, prompts, completions, columns, dataset="dataset",
+          timeout=None):
     """Call every reward function; refuse an answer we cannot train on,
     naming `dataset` (train_dataset, eval_dataset) where the rows came from.
 
     Each function gets its own copies of the lists, so one that edits them
-    in place cannot change what the next one sees.
+    in place cannot change what the next one sees, and `timeout` seconds
+    a call (GRPOConfig.reward_timeout): one that never returns is stopped
+    and named, not waited on.
     Returns (B, F): one column per reward function.
     """
+    # the checkers' nesting alarm (a reward may run inside a check's limit)
+    from kit.checks.clock import TimeLimit, time_limit
     scores = []
     for func, name in zip(reward_funcs, reward_names(reward_funcs)):
         try:
-            values = func(prompts=list(prompts),
-                          completions=list(completions),
-                          **copy.deepcopy(columns))
+            with (time_limit(timeout) if timeout else nullcontext()) as limit:
+                values = func(prompts=list(prompts),
+                              completions=list(completions),
+                              **copy.deepcopy(columns))
+        except TimeLimit as expired:
+            if limit is None or expired.limit is not limit:
+                raise  # an outer limit's (a check's): not ours to name
+            raise refusal("reward_timeout", name=name, seconds=timeout,
+                          n=len(completions)) from None
         except Exception as error:
             raise refusal("reward_raised", name=name,
                           kind=type(error).__name__, error=error,
@@ -601,7 +622,7 @@ def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     columns = {key: list(rows[key]) for key in rows.column_names
                if key != "prompt"}
     score(reward_funcs, list(rows["prompt"]), ["0"] * len(rows), columns,
-          dataset=name)
+          dataset=name, timeout=getattr(args, "reward_timeout", None))
     return dataset
 
 
