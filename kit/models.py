@@ -64,6 +64,9 @@ def _looks_like_a_path(name):
             or name.count("/") > 1 or os.sep != "/" and os.sep in name)
 
 
+SAVING = ".saving"  # kit.runs.save's staging folder, inside a run's
+
+
 def load_policy(name_or_path=None, preset=None):
     """Load a causal LM and its tokenizer -> (model, tokenizer).
 
@@ -89,6 +92,14 @@ def load_policy(name_or_path=None, preset=None):
         raise FileNotFoundError(
             f"load_policy: the folder {name_or_path} does not exist; give "
             f"an existing local folder or a Hub id like 'org/model'")
+    staging = Path(name_or_path).expanduser() / SAVING
+    if staging.is_dir():  # kit.runs.save was cut short as it moved files
+        raise FileNotFoundError(
+            f"load_policy: the final save into {name_or_path} was cut short "
+            f"while its files moved in ({SAVING}/ still holds "
+            f"{', '.join(sorted(p.name for p in staging.iterdir())) or 'none'}"
+            "): run the training into it again (or resume from its latest "
+            "checkpoint)")
     return _load(name_or_path)
 
 

@@ -20,11 +20,12 @@ from transformers.trainer_utils import get_last_checkpoint
 
 from kit import outputs, recipes, tasks
 from kit.live import plot_history
-from kit.models import check_preset, greedy_accuracy, policy_path
+from kit.models import SAVING, check_preset, greedy_accuracy, policy_path
 from kit.recipes import BAND
 from kit.runtime import run_path
 
-SAVING = ".saving"  # the final files are written here, then moved in
+# the final files are written here, then moved in (kit.models.SAVING: a
+# folder that still holds it was cut short while they moved)
 # float16 halves the "gpu" policy to 8 MB, small enough to ship with the kit
 SHIP_DTYPE = {"gpu": torch.float16}
 

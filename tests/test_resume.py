@@ -446,6 +446,28 @@ def test_a_broken_file_is_named_before_any_weights_load(
                            f"cannot resume from .*{match}")
 
 
+def test_weights_or_a_buffer_that_are_not_finite_are_refused_by_name(
+        grpo_checkpoint, tmp_path):
+    from safetensors.torch import save_file
+    checkpoint = broken_copy(grpo_checkpoint, tmp_path)
+    weights = load_file(checkpoint / "model.safetensors")
+    key = sorted(weights)[0]
+    weights[key] = weights[key].clone().fill_(float("nan"))
+    save_file(weights, checkpoint / "model.safetensors",
+              metadata={"format": "pt"})
+    refused_before_loading(grpo(tmp_path / "run"), checkpoint, (
+        f"its model.safetensors holds values that are not finite \\(nan or "
+        f"inf\\) in {key}: the run had diverged before this save"))
+    checkpoint = tmp_path / "nan_buffer" / "checkpoint-1"
+    shutil.copytree(grpo_checkpoint, checkpoint)
+    state = torch.load(checkpoint / "grpo_state_0.pt", weights_only=True)
+    state["buffer"][1]["advantages"][0] = float("nan")
+    torch.save(state, checkpoint / "grpo_state_0.pt")
+    refused_before_loading(grpo(tmp_path / "run2"), checkpoint, (
+        "grpo_state_0.pt holds a buffer whose slice 1 has 1 values of "
+        "advantages that are not finite"))
+
+
 def with_step(step):
     return lambda state: {**state, "step": step}
 
@@ -607,6 +629,42 @@ def no_space_left(*args, **kwargs):
 
 def files(folder):
     return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+@pytest.mark.parametrize("error", [
+    RuntimeError("[enforce fail at inline_container.cc:672] . unexpected "
+                 "pos 64 vs 0"),
+    OSError(28, "No space left on device")])
+def test_a_checkpoint_cut_by_a_full_disk_names_its_folder_and_the_way_on(
+        error, tmp_path, monkeypatch):
+    saved = torch.save
+
+    def full_at_step_2(obj, path, *args, **kwargs):
+        if "checkpoint-2" in str(path):
+            raise error
+        return saved(obj, path, *args, **kwargs)
+    monkeypatch.setattr(torch, "save", full_at_step_2)
+    folder = tmp_path / "run"
+    with pytest.raises(OSError) as cut:
+        sft(folder, max_steps=3).train()
+    why = str(error).splitlines()[-1]
+    assert str(cut.value) == (
+        f"could not save the checkpoint {folder}/checkpoint-2 ({why}): it is "
+        "not whole, and no resume will take it: free some space (a full "
+        f"disk?), then resume from the latest whole one ({folder}/"
+        "checkpoint-1), or start again")
+
+
+def test_a_final_save_cut_while_its_files_moved_is_named_on_load(tmp_path):
+    from kit import models
+    runs.run("sft", tmp_path, max_steps=1, disable_tqdm=True)
+    (tmp_path / ".saving").mkdir()
+    (tmp_path / "config.json").rename(tmp_path / ".saving" / "config.json")
+    with pytest.raises(FileNotFoundError, match=(
+            r"the final save into .* was cut short while its files moved in "
+            r"\(.saving/ still holds config.json\): run the training into "
+            "it again")):
+        models.load_policy(str(tmp_path))
 
 
 def test_a_full_disk_leaves_the_folder_as_it_was_and_a_rerun_welcome(

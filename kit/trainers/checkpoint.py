@@ -149,10 +149,20 @@ class CheckpointMixin:
             # one cut short, not a stock Trainer's
             self.state.stateful_callbacks[KIT_MARK] = {
                 "trainer": self._checkpoint_metadata()["trainer"]}
-        super()._save_checkpoint(model, trial, **kwargs)
-        if self.state_file:
-            torch.save(self.checkpoint_state(),
-                       os.path.join(folder, self._state_file()))
+        try:
+            super()._save_checkpoint(model, trial, **kwargs)
+            if self.state_file:
+                torch.save(self.checkpoint_state(),
+                           os.path.join(folder, self._state_file()))
+        except (OSError, RuntimeError, SafetensorError) as error:
+            # a full disk: torch's zip writer says "[enforce fail at
+            # inline_container.cc...]", safetensors "os error 28", with no
+            # folder named; this one has no kit_checkpoint.json, so no
+            # resume will take it for whole
+            raise OSError(_said("save_failed", folder=folder, why=(
+                str(error).strip().splitlines() or [type(error).__name__])[
+                    -1][:160], latest=_latest_whole(
+                        os.path.dirname(folder), but=folder))) from None
         if self.args.should_save:  # last, whole or not at all
             partial = os.path.join(folder, METADATA + ".partial")
             with open(partial, "w") as file:
@@ -315,6 +325,11 @@ class CheckpointMixin:
                         refuse(folder, "other_shape", setting=key,
                                shape=shape,
                                mine=shapes[key])
+                for key in file.keys():  # one tensor at a time: read whole
+                    values = file.get_tensor(key)
+                    if (values.is_floating_point()
+                            and not torch.isfinite(values).all()):
+                        refuse(folder, "not_finite", name=WEIGHTS, tensor=key)
         except SafetensorError as error:
             damaged(folder, WEIGHTS, str(error))
 
@@ -400,6 +415,17 @@ def fingerprint(model):
         digest.update(flat[::max(1, flat.numel() // 256)][:256].float()
                       .cpu().numpy().tobytes())
     return digest.hexdigest()[:12]
+
+
+def _latest_whole(run_folder, but=None):
+    """The latest checkpoint-N of `run_folder` that a kit trainer finished
+    saving (its kit_checkpoint.json written), or None."""
+    found = [p for p in (os.listdir(run_folder) if os.path.isdir(run_folder)
+                         else []) if re.fullmatch(r"checkpoint-\d+", p)
+             and os.path.join(run_folder, p) != but
+             and os.path.isfile(os.path.join(run_folder, p, METADATA))]
+    return os.path.join(run_folder, max(
+        found, key=lambda p: int(p.split("-")[1]))) if found else None
 
 
 def _kit_saved(checkpoint):
@@ -495,6 +521,10 @@ REFUSALS = {"en": {
                       "{max_steps} (the Trainer would still take one more "
                       "step): give max_steps above {step}, the steps in all, "
                       "or resume from an earlier checkpoint",
+    "save_failed": "could not save the checkpoint {folder} ({why}): it is "
+                   "not whole, and no resume will take it: free some space "
+                   "(a full disk?), then resume from the latest whole one "
+                   "({latest}), or start again",
     "removed_earlier": "{folder}: removed {names}, saved there by an "
                        "earlier run: this run starts anew (a run goes on "
                        "from a checkpoint only when resumed from it)",
@@ -502,6 +532,10 @@ REFUSALS = {"en": {
                            "trainer saved: this run's checkpoints would mix "
                            "with them: give a new output_dir, or move them "
                            "away",
+    "not_finite": "its {name} holds values that are not finite (nan or inf) "
+                  "in {tensor}: the run had diverged before this save (or the "
+                  "file is damaged): resume from an earlier checkpoint, or "
+                  "start a new run with a lower learning_rate",
     "missing": "{name} is missing, so the run would not continue as it "
                "was: copy the whole checkpoint folder, or start a new run",
     "other_model": "its model has {setting}={theirs}, this run's model has "
@@ -582,6 +616,10 @@ REFUSALS = {"en": {
                       "ステップ進みます）。max_steps を {step} より大きく"
                       "（全体のステップ数）するか、前のチェックポイントから"
                       "再開してください",
+    "save_failed": "チェックポイント {folder} を保存できませんでした（{why}）。"
+                   "完全ではないので、再開には使われません。空き容量を作って"
+                   "から（ディスクがいっぱい？）、最新の完全なもの（{latest}）"
+                   "から再開するか、最初からやり直してください",
     "removed_earlier": "{folder}: 以前の実行が保存した {names} を削除しました。"
                        "この実行は最初から始まります（チェックポイントの続き"
                        "から学習するのは、そこから再開したときだけです）",
@@ -589,6 +627,10 @@ REFUSALS = {"en": {
                            "していない {names} があります。この実行の"
                            "チェックポイントと混ざります。別の output_dir を"
                            "指定するか、それらを移動してください",
+    "not_finite": "{name} の {tensor} に有限でない値（nan か inf）があります。"
+                  "この保存の前に学習が発散していました（またはファイルが"
+                  "壊れています）。前のチェックポイントから再開するか、"
+                  "learning_rate を下げて新しく学習を始めてください",
     "missing": "{name} がないので、実行は元どおりには続きません。"
                "チェックポイントのフォルダー全体をコピーするか、新しく学習を"
                "始めてください",

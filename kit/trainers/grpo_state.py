@@ -62,7 +62,7 @@ class GRPOStateMixin(CheckpointMixin):
             return (f"holds a buffer of {held}, not the {k} slices of "
                     f"steps_per_generation={k}")
         for index, slice_ in enumerate(buffer):
-            problem = self._slice_problem(slice_)
+            problem = self._slice_problem(slice_) or _not_finite(slice_)
             if problem:
                 return f"holds a buffer whose slice {index} {problem}"
         return None
@@ -90,6 +90,17 @@ class GRPOStateMixin(CheckpointMixin):
                         "beyond max_completion_length="
                         f"{self.args.max_completion_length}")
         return None
+
+
+def _not_finite(slice_):
+    """A float in the slice that is nan or inf (advantages, log-probs):
+    trained on, it makes every weight nan at the first step."""
+    for key, value in slice_.items():
+        if (isinstance(value, torch.Tensor) and value.is_floating_point()
+                and not torch.isfinite(value).all()):
+            count = int((~torch.isfinite(value)).sum())
+            return f"has {count} values of {key} that are not finite (nan, inf)"
+    return None
 
 
 # What compute_loss reads from each buffered slice (grpo.py), and which of
