@@ -19,6 +19,7 @@ Also runs in one process (`python tests/multiprocess_trainers.py OUT`).
 """
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -141,6 +142,23 @@ def resumed_exactly():
         torch.equal(first[key], second[key]) for key in first)
 
 
+def refused_resume():
+    """A two-process checkpoint with the second process's buffer file gone:
+    both processes stop with the one line that names it (before, the first
+    went on into its collectives, and its traceback ended the launch)."""
+    checkpoint = out / "grpo_one_state" / "checkpoint-2"
+    if rank == 0:
+        shutil.copytree(out / "grpo_saved" / "checkpoint-2", checkpoint)
+        (checkpoint / "grpo_state_1.pt").unlink()
+    trainer.accelerator.wait_for_everyone()
+    try:
+        runs.run("grpo", out / "grpo_refused", max_steps=4,
+                 disable_tqdm=True, resume_from_checkpoint=str(checkpoint))
+    except ValueError as refused:
+        return str(refused).replace(str(checkpoint), "CHECKPOINT")
+    return "resumed"
+
+
 def refused_reward():
     """A reward of the wrong length at run time, on the second process
     only (TRL issue 6533's trap): both processes stop with its line."""
@@ -166,6 +184,7 @@ def refused_reward():
     "eval_reward": eval_reward, "greedy_accuracy": accuracy,
     "dapo_step_distance": dapo_step_distance(),
     "resumed_exactly": resumed_exactly(),
+    "refused_resume": refused_resume(),
     "refused_reward": refused_reward(),
     "update_norm": {"Trainer": update_norm(Trainer),
                     "CausalLMTrainer": update_norm(CausalLMTrainer)}}))

@@ -117,6 +117,13 @@ def test_dpo_trains_in_two_processes(runs_folder):
     assert "eval_rewards/accuracies" in history[0]
 
 
+def test_a_resume_refused_on_one_process_stops_both_with_its_line(runs):
+    assert [run["refused_resume"] for run in runs] == [
+        "cannot resume from CHECKPOINT: grpo_state_1.pt is missing, so the "
+        "run would not continue as it was: copy the whole checkpoint "
+        "folder, or start a new run"] * 2
+
+
 def test_a_reward_refused_on_one_process_stops_both(runs):
     # before, the first process waited in the gather for ever
     assert [run["refused_reward"] for run in runs] == [

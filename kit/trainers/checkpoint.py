@@ -18,6 +18,7 @@ import shutil
 import zipfile
 
 import torch
+from accelerate.utils import gather_object
 from safetensors import SafetensorError, safe_open
 from transformers.trainer import (OPTIMIZER_NAME, SCHEDULER_NAME,
                                   TRAINER_STATE_NAME)
@@ -171,7 +172,11 @@ class CheckpointMixin:
 
     def _load_from_checkpoint(self, resume_from_checkpoint, model=None,
                               **kwargs):
-        state = self.check_checkpoint(resume_from_checkpoint)
+        try:
+            state, refused = self.check_checkpoint(resume_from_checkpoint), None
+        except ValueError as error:  # e.g. one rank's grpo_state file gone
+            state, refused = None, error
+        refuse_together(self.accelerator, refused)
         super()._load_from_checkpoint(resume_from_checkpoint, model, **kwargs)
         if self.state_file:
             self.load_checkpoint_state(state)
@@ -446,6 +451,19 @@ def _saved_by_the_kit(trainer_state):
         return False
     return isinstance(saved, dict) and KIT_MARK in (
         saved.get("stateful_callbacks") or {})
+
+
+def refuse_together(accelerator, refused):
+    """Raise a refusal on every process, or on none: a process that raised
+    alone would leave the others waiting in their next collective (and
+    their traceback, not its one line, would end the launch)."""
+    if accelerator.num_processes > 1:
+        said = [text for text in gather_object(
+            [str(refused) if refused else None]) if text]
+        if said and refused is None:
+            raise ValueError(said[0])
+    if refused is not None:
+        raise refused
 
 
 def refuse(folder, reason, **fields):

@@ -11,7 +11,6 @@ group-normalised advantages. Helpers beside it: `grpo_config`, `sampler`,
 import copy
 
 import torch
-from accelerate.utils import gather_object
 from transformers import Trainer
 
 from kit.losses import GRPO_LOSSES, SCALE_REWARDS, per_token_kl
@@ -19,6 +18,7 @@ from kit.trainers.generation import (completion_logps, generate,
                                      generation_config, keep_rows,
                                      up_to_first_eos)
 from kit.trainers.grpo_config import GRPOConfig
+from kit.trainers.checkpoint import refuse_together
 from kit.trainers.grpo_state import GRPOStateMixin
 from kit.trainers.guards import (check_enough_prompts, check_prompts,
                                  check_reward_funcs, check_tokenizer,
@@ -187,13 +187,7 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         """Raise a reward's refusal on every process, or on none: a process
         that raised alone would leave the others waiting in the gather of
         _advantages for ever."""
-        if self.accelerator.num_processes > 1:
-            said = [str(refused) if refused else None]
-            said = [text for text in gather_object(said) if text]
-            if said and refused is None:
-                raise ValueError(said[0])
-        if refused is not None:
-            raise refused
+        refuse_together(self.accelerator, refused)
 
     def _advantages(self, total, batch):
         """Whole groups from all processes; this process's share back."""
