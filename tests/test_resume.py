@@ -314,8 +314,8 @@ def test_what_the_resume_table_leaves_out_may_change(
 
 def test_the_readme_resume_table_is_the_kits():
     from kit.trainers.checkpoint import KEPT_ON_RESUME
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme.split("### What a resume may change")[1]
+    readme = (Path(__file__).parent.parent / "docs" / "kit.md").read_text()
+    section = readme.split("## What a resume may change")[1]
     table = next(part for part in section.split("\n\n")
                  if part.startswith("| trainer"))
     rows = {line.split("|")[1].strip(" `"): line.split("|")[2]

@@ -10,7 +10,7 @@ notebook), then `python -m kit bench --preset gpu`, and writes to docs/gpu/:
 rows, tokens/s included), `bench.png`, the figures each notebook leaves
 open (`NN_name_N.png`) and a short `REPORT.md`. Without CUDA it does
 nothing and exits 2; `--cpu FOLDER` rehearses the same run on the "cpu"
-preset, on a CPU, into FOLDER (a box-like install: README, "The GPU check").
+preset, on a CPU, into FOLDER (a box-like install: docs/gpu.md).
 
 `--lock FOLDER` (the end of `make gpu-wheels`) records the downloaded
 wheels and checks them against the box's packages; `--install FOLDER

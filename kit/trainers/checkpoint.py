@@ -41,7 +41,7 @@ SHAPE = ("model_type", "vocab_size", "hidden_size", "intermediate_size",
 # What a resume may not change, by kit trainer: the settings that decide
 # which rows make a step's batch, what a buffered slice holds, or what the
 # loss is. Anything else may change: a learning rate, logging, max_steps,
-# save_steps. README's resume table is this one (a test holds them equal).
+# save_steps. docs/kit.md's resume table is this one (a test holds them equal).
 BATCH = ("per_device_train_batch_size", "gradient_accumulation_steps")
 KEPT_ON_RESUME = {
     "CausalLMTrainer": BATCH,
