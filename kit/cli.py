@@ -206,6 +206,29 @@ def _report_paths(args):
     return reports.get("--csv"), reports.get("--html")
 
 
+def _student_paths(args, taken):
+    """--gradebook and --feedback, checked like --csv before any notebook
+    runs (`taken`: the other reports' files)."""
+    from kit import outputs
+    from kit.grading import feedback
+    book = args.gradebook and outputs.expand(args.gradebook)
+    folder = args.feedback and outputs.expand(args.feedback)
+    inputs = [outputs.expand(p) for p in args.paths]
+    if book and not feedback.wrote_gradebook(book):
+        outputs.check_report(book, "--gradebook", inputs=inputs)
+    if book:
+        outputs.prepare_folder(book.parent, "--gradebook", book)
+    if book and book.resolve() in {p.resolve() for p in taken if p}:
+        raise outputs.Refused("--gradebook names the file of another "
+                              "report: give it its own")
+    if folder and folder.exists() and not folder.is_dir():
+        raise outputs.Refused(f"--feedback {folder} is a file: give a "
+                              f"folder (one file per student goes in it)")
+    if folder:
+        outputs.prepare_folder(folder, "--feedback")
+    return book, folder
+
+
 def _grade(args):
     from kit import outputs
     from kit.grading import grade, sandbox
@@ -213,6 +236,7 @@ def _grade(args):
         sandbox.MEMORY_LIMIT = args.memory
     try:
         csv_path, html_path = _report_paths(args)
+        book, folder = _student_paths(args, (csv_path, html_path))
     except outputs.Refused as error:  # printed as grade prints its errors
         print(json.dumps({"error": str(error)}) if args.json else error)
         return 2
@@ -221,7 +245,8 @@ def _grade(args):
     return grade.main(args.paths, as_json=args.json, timeout=args.timeout,
                       jobs=args.jobs, csv_path=csv_path, html_path=html_path,
                       all_cells=args.all_cells, lang=args.lang,
-                      notebook_timeout=args.notebook_timeout)
+                      notebook_timeout=args.notebook_timeout,
+                      gradebook_path=book, feedback_dir=folder)
 
 
 def seed(text):
@@ -284,6 +309,12 @@ def parser():
                        help="one row per submission x exercise")
     grade.add_argument("--html", metavar="FILE",
                        help="a self-contained class report")
+    grade.add_argument("--feedback", metavar="DIR",
+                       help="one page per student (HTML and Markdown): "
+                            "their verdicts, hints and score only")
+    grade.add_argument("--gradebook", metavar="FILE",
+                       help="a CSV for an LMS: a row per student, points "
+                            "per notebook, a total")
     grade.add_argument("--jobs", type=positive_int, default=None,
                        help="kernels at a time (default: CPUs, at most 4)")
     grade.add_argument("--timeout", type=positive_int, default=600,

@@ -47,12 +47,13 @@ PYTEST = [sys.executable, "-m", "pytest"]
 # Test files run as suites of their own, beside the rest of tests/: the
 # browser test, the slowest trainings (two processes, resumed runs) and the
 # graders.
-BROWSER = ["tests/test_browser.py"]
+BROWSER = ["tests/test_browser.py", "tests/test_grade_feedback_browser.py"]
 TRAINING = ["tests/test_multiprocess.py", "tests/test_resume.py"]
 # The grader's tests start kernels and `kit grade` processes, and mostly
 # wait on them: a suite of their own, beside the pool as the browser's is.
 GRADING = ["tests/test_grade.py", "tests/test_grade_wall.py",
-           "tests/test_grade_tmpdir.py", "tests/test_grade_class.py"]
+           "tests/test_grade_tmpdir.py", "tests/test_grade_class.py",
+           "tests/test_grade_feedback.py"]
 # The checkers' tests: CPU-bound, a suite of the pool.
 CHECKERS = sorted(str(path.relative_to(ROOT))
                   for path in ROOT.glob("tests/test_checks_*.py"))

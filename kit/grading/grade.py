@@ -56,7 +56,8 @@ from tqdm import tqdm
 
 import kit
 from kit import i18n
-from kit.grading import gradebook, kernel_shim, sandbox, students
+from kit.grading import (feedback, gradebook, kernel_shim, sandbox,
+                         students)
 from kit.grading.submissions import (ANY_CHECK, COURSE, CannotGrade,
                                      code_cell, course_notebook,
                                      exercises_in, find_submissions,
@@ -600,15 +601,24 @@ def default_jobs():
 
 
 class _Reports:
-    """Writes --csv and --html after each submission; remembers failures.
-    A page written while the run goes on says so ("in progress: N of M")."""
+    """Writes --csv, --html and --gradebook after each submission, and
+    --feedback once the run ends (kit.grading.feedback: it speaks each
+    student's language, which no kernel may catch while starting);
+    remembers failures. A page written while the run goes on says so
+    ("in progress: N of M")."""
 
-    def __init__(self, csv_path, html_path, total=0):
-        self.targets = [(p, w) for p, w in ((csv_path, gradebook.write_csv),
-                                            (html_path, gradebook.write_html))
-                        if p]
+    def __init__(self, csv_path, html_path, total=0, gradebook_path=None,
+                 feedback_dir=None, sources=None, chosen=None):
+        self.targets = [(p, w) for p, w in (
+            (csv_path, gradebook.write_csv),
+            (html_path, gradebook.write_html),
+            (gradebook_path, lambda cards, summary, path:
+             feedback.write_gradebook(cards, path))) if p]
         self.failed = {}
         self.total = total
+        # {submission: its path} and the language --lang or KIT_LANG chose
+        self.feedback_dir, self.sources = feedback_dir, sources or {}
+        self.chosen = chosen
 
     def write(self, cards):
         summary = gradebook.summarise(cards)
@@ -623,6 +633,18 @@ class _Reports:
             except OSError as error:
                 self.failed[path] = error.strerror
 
+    def finish(self, cards):
+        """The last reports; the students' feedback files."""
+        self.write(cards)
+        if not self.feedback_dir:
+            return
+        try:
+            feedback.write_feedback(cards, self.feedback_dir, self.sources,
+                                    self.chosen)
+            self.failed.pop(self.feedback_dir, None)
+        except OSError as error:
+            self.failed[self.feedback_dir] = error.strerror
+
 
 def _as_interrupt(signum, frame):
     _interrupted.set()
@@ -631,7 +653,8 @@ def _as_interrupt(signum, frame):
 
 def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
          html_path=None, all_cells=False, lang=None,
-         notebook_timeout=NOTEBOOK_TIMEOUT):
+         notebook_timeout=NOTEBOOK_TIMEOUT, gradebook_path=None,
+         feedback_dir=None):
     """Grade `paths` and report in `lang` (default: see the module's
     docstring); the kit's language is as it was afterwards."""
     previous = i18n.language()
@@ -640,13 +663,15 @@ def main(paths, as_json=False, timeout=600, jobs=None, csv_path=None,
             i18n.set_language(lang)
         return _main(paths, as_json, timeout, jobs, csv_path, html_path,
                      all_cells, chosen=bool(lang or os.environ.get(
-                         "KIT_LANG")), notebook_timeout=notebook_timeout)
+                         "KIT_LANG")), notebook_timeout=notebook_timeout,
+                     gradebook_path=gradebook_path,
+                     feedback_dir=feedback_dir)
     finally:
         i18n.set_language(previous)
 
 
 def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
-          chosen, notebook_timeout):
+          chosen, notebook_timeout, gradebook_path=None, feedback_dir=None):
     paths = [paths] if isinstance(paths, (str, Path)) else list(paths)
     try:
         submissions = find_submissions(paths)
@@ -656,7 +681,9 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
     if not chosen:  # the notebooks' own language
         i18n.set_language(run_language(submissions))
     single = len(paths) == 1 and not Path(paths[0]).is_dir()
-    reports = _Reports(csv_path, html_path, len(submissions))
+    reports = _Reports(csv_path, html_path, len(submissions),
+                       gradebook_path, feedback_dir, dict(submissions),
+                       i18n.language() if chosen else None)
     main_thread = threading.current_thread() is threading.main_thread()
     _interrupted.clear()
     if main_thread:  # SIGTERM, like Ctrl-C, ends the run and keeps reports
@@ -678,8 +705,8 @@ def _main(paths, as_json, timeout, jobs, csv_path, html_path, all_cells,
     summary = gradebook.summarise(cards)
     if not as_json:  # beside the report, not in it: --json has a field
         print(isolation(), file=sys.stderr)
+    reports.finish(cards)  # the feedback too: no kernel is starting now
     if interrupted:
-        reports.write(cards)
         kept = ", ".join(str(p) for p, _ in reports.targets
                          if p not in reports.failed)
         said = say("interrupted", graded=sum(
