@@ -1077,8 +1077,9 @@ def test_many_cells_under_the_cell_limit_stop_at_the_notebook_limit(
     started = time.monotonic()
     result = kit_grade(path, "--timeout", "3", "--notebook-timeout", "3")
     assert result.returncode == 2
-    assert ("the notebook ran past its time limit (3 s for all cells) in "
-            "code cell 4") in result.stdout
+    # in the second sleep, or (a loaded machine's slow first cells) the first
+    assert re.search(r"the notebook ran past its time limit \(3 s for all "
+                     r"cells\) in code cell [34] ", result.stdout)
     assert time.monotonic() - started < 30
 
 
