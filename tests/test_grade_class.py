@@ -205,7 +205,7 @@ def test_a_python_without_the_kits_packages_gets_one_line(tmp_path):
 
 
 def test_readme_grades_with_the_venvs_python():
-    for name in ("README.md", "README.ja.md"):
+    for name in ("README.md", "README.ja.md", "docs/instructors.md"):
         text = (ROOT / name).read_text(encoding="utf-8")
         block = text[text.index("```bash\n.venv/bin/python -m kit grade"):]
         block = block[:block.index("```\n", 8)]

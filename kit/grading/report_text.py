@@ -134,8 +134,8 @@ REPORT = {"en": {
                    "you: it sees no other process, grade file or /tmp, has "
                    "no network, and writes only its own folder",
     "not_walled": "isolation: none beyond a process of its own (kernels run "
-                  "as you: {why}); see README, 'Student code runs on your "
-                  "machine'",
+                  "as you: {why}); see docs/instructors.md, 'Student code "
+                  "runs on your machine'",
     "not_written": "could not write {path}: {why}",
     # kit.cli: `python -m kit` run by a Python without torch & co.
     "wrong_python": "kit: this Python ({python}) has no {module}: run the "
@@ -252,8 +252,8 @@ REPORT = {"en": {
                    "ほかのプロセス、採点ファイル、/tmp は見えず、ネットワークにも"
                    "つながらず、自分のフォルダーにだけ書き込めます",
     "not_walled": "分離：カーネルごとのプロセス以外はありません (カーネルは"
-                  "あなたの権限で動きます: {why})。README の `Student code "
-                  "runs on your machine` を参照してください",
+                  "あなたの権限で動きます: {why})。docs/instructors.md の "
+                  "`Student code runs on your machine` を参照してください",
     "not_written": "{path} に書き込めませんでした: {why}",
     "wrong_python": "kit: この Python ({python}) には {module} がありません。"
                     "コースの Python で実行してください: .venv/bin/python "
