@@ -28,7 +28,8 @@ from tools.japanese_outputs import english_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 README_JA = ROOT / "README.ja.md"
-PROSE = sorted(ROOT.glob("notebooks/src/*.ja.md")) + [README_JA]
+PROSE = (sorted(ROOT.glob("notebooks/src/*.ja.md")) + [README_JA]
+         + sorted(ROOT.glob("docs/ja/*.md")))
 NOT_YET_REWRITTEN = set()  # issue 51 emptied it: a new file starts passing
 
 JAPANESE = "\u3040-\u30ff\u4e00-\u9fff"
