@@ -52,9 +52,10 @@ def one_run(k, steps, preset=None, seed=0):
             for key, value in logs.items()}
 
 
-def check_ks(ks):
+def check_ks(ks, steps=None):
     """One generation at k serves k steps of one prompt's 8 completions:
-    k prompts, which the workload's train set must hold."""
+    k prompts, which the workload's train set must hold, and k steps,
+    which each run must take."""
     from kit import tasks
     have = len(tasks.prompt_dataset("train"))
     if max(ks) > have:
@@ -62,6 +63,14 @@ def check_ks(ks):
             f"bench: --k {max(ks)} needs {max(ks)} prompts a generation (one "
             f"prompt a step, k steps), and the workload has {have}: give k "
             f"at most {have}")
+    # A run shorter than k stops inside its first generation: one call at
+    # every such k, so the table compared runs that never reached k.
+    if steps is not None and max(ks) > steps:
+        raise ValueError(
+            f"bench: --k {max(ks)} is more than --steps {steps}: a run of "
+            f"{steps} steps ends before one generation has served its "
+            f"{max(ks)} steps, so it never measures k = {max(ks)}: give "
+            f"--steps {max(ks)} or more (or k at most {steps})")
 
 
 def run(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, seed=0):
@@ -74,7 +83,7 @@ def run(ks=(1, 2, 4, 8), repeats=5, steps=64, preset=None, seed=0):
                         *(("k", k) for k in ks)):
         if value < 1:
             raise ValueError(f"bench: {name} must be 1 or more, got {value}")
-    check_ks(ks)
+    check_ks(ks, steps)
     # Untimed warm-up: the first run pays one-off costs (imports, loading
     # the policy from disk, allocator growth) that would land on k=ks[0].
     one_run(1, 2, preset, seed)

@@ -89,9 +89,45 @@ def _rebuilds(args):
                             resume_from_checkpoint=args.resume_from_checkpoint)
 
 
+def _blank(flag, text, fix):
+    """One line refusing an empty or blank path, or "" when `text` is one.
+
+    `--output-dir "$OUT"` with OUT unset passes "": taken for "not given",
+    it trained into runs/RECIPE and replaced the run there; " " trained
+    into a folder named " "."""
+    if text is None or text.strip():
+        return ""
+    what = "empty (an unset variable?)" if not text else f"{text!r}, blank"
+    return f"{flag} is {what}: {fix}"
+
+
+def _train_refusal(args):
+    """One line refusing what `train` was given before any work, or ""."""
+    from kit.runtime import launched_alone
+    for flag, text, fix in (
+            ("--output-dir", args.output_dir, "name a folder, or leave "
+             f"--output-dir out to train into runs/{args.recipe}"),
+            ("--resume-from-checkpoint", args.resume_from_checkpoint,
+             "name a checkpoint-N folder, or leave the option out to "
+             "start afresh")):
+        if _blank(flag, text, fix):
+            return _blank(flag, text, fix)
+    if launched_alone():  # half the run asked for, and no word of it
+        return ("accelerate launch started one process, not the several "
+                "asked for (--num_processes without --multi_gpu): launch "
+                "with `accelerate launch --multi_gpu --num_processes 2 -m "
+                f"kit train {args.recipe}` (on CPU too: the processes talk "
+                "over gloo)")
+    return ""
+
+
 def _train(args):
     from kit import outputs
     from kit.runtime import run_path
+    refusal = _train_refusal(args)
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     output_dir = run_path(outputs.expand(args.output_dir
                                          or f"runs/{args.recipe}"))
     extra = {}
@@ -145,13 +181,16 @@ def _build(args):
         print(error, file=sys.stderr)
         return 2
     for path in stale:
-        verb = ("holds edits build did not write (your answers?), so build "
-                "leaves it as it is: copy it elsewhere to keep them, then "
-                "`python -m kit build --force` writes it" if path in kept
-                else "out of date (run `python -m kit build`)" if args.check
-                else "written")
-        print(f"{path.relative_to(paths.ROOT)}: {verb}")
-    if not stale:
+        print(f"{path.relative_to(paths.ROOT)}: "
+              f"{_build_verb(path, path in kept, args.check)}")
+    # a notebook whose source was deleted: no build updates it again
+    gone = notebooks.orphans()
+    for path in gone:
+        source = f"notebooks/src/{path.stem}.py"
+        print(f"{path.relative_to(paths.ROOT)}: its source {source} is gone: "
+              f"restore it (`git checkout {source}`), or delete this "
+              f"notebook from every set")
+    if not stale and not gone:
         print("all notebooks match their sources")
     problems = notebooks.text_problems()  # a slip in the text fails the build
     for problem in problems:
@@ -160,12 +199,36 @@ def _build(args):
     ja = japanese.ja_problems()
     for problem in ja:
         print(problem)
-    return 1 if (args.check and (stale or ja)) or problems or kept else 0
+    return 1 if (args.check and (stale or ja)) or problems or kept or gone \
+        else 0
+
+
+def _build_verb(path, kept, check):
+    """What build did, or will not do, with the stale notebook `path`."""
+    from kit.builder import notebooks
+    damage = kept and notebooks.damage(path)
+    if damage and path.is_dir():
+        return (f"{damage}: build writes the notebook there: move the "
+                "folder aside, then run `python -m kit build`")
+    if damage:
+        return (f"{damage}: build leaves it as it is: move it aside to keep "
+                "it, or `python -m kit build --force` writes the notebook "
+                "over it")
+    if kept:
+        return ("holds edits build did not write (your answers?), so build "
+                "leaves it as it is: copy it elsewhere to keep them, then "
+                "`python -m kit build --force` writes it")
+    return "out of date (run `python -m kit build`)" if check else "written"
 
 
 def _bench(args):
     from kit import outputs
     from kit.runtime import run_path
+    refusal = _blank("--plot", args.plot, "name a .png file, or leave "
+                     "--plot out to write runs/bench/bench.png")
+    if refusal:  # "" read as ".", the current folder
+        print(refusal, file=sys.stderr)
+        return 2
     plot = run_path(outputs.expand(args.plot))
     try:  # refused before the benchmark runs, not after
         outputs.check_report(plot, "--plot")
@@ -183,7 +246,7 @@ def _bench(args):
         return 2
     from kit import bench
     try:
-        bench.check_ks(args.k)
+        bench.check_ks(args.k, args.steps)
     except ValueError as error:
         print(error, file=sys.stderr)
         return 2

@@ -44,6 +44,29 @@ def run_path(output_dir):
     return path
 
 
+# Where accelerate's PartialState reads the number of processes: torchrun
+# (accelerate launch --multi_gpu), then the MPI launchers.
+WORLD_SIZES = ("WORLD_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE",
+               "MV2_COMM_WORLD_SIZE")
+
+
+def launched_alone(environ=os.environ):
+    """True when `accelerate launch --num_processes N`, N > 1, started one
+    process: without --multi_gpu and a second GPU (or mpirun), accelerate
+    1.16 runs the script once, silently.
+
+    Its single-process launcher sets ACCELERATE_USE_CPU always, and
+    MASTER_ADDR only when asked for more than one process; the launchers
+    that start several set a world size instead.
+    """
+    def size(name):
+        text = environ.get(name, "")
+        return int(text) if text.strip().isdigit() else 1
+    asked_for_more = ("ACCELERATE_USE_CPU" in environ
+                      and "MASTER_ADDR" in environ)
+    return asked_for_more and max(map(size, WORLD_SIZES)) == 1
+
+
 def pick_device():
     """The best device here: cuda, then mps, then cpu."""
     import torch

@@ -179,6 +179,18 @@ def _load_rows(name_or_path, config, split):
     return load_dataset(name_or_path, config, split=split)
 
 
+def _check_gsm8k_columns(name_or_path, data):
+    """GSM8K's two columns, or one line naming the missing one (it was a
+    KeyError 'answer' from inside datasets' filter)."""
+    missing = [c for c in ("question", "answer") if c not in data.column_names]
+    if missing:
+        raise ValueError(
+            f"hub_prompt_dataset: {name_or_path} has no column "
+            f"{missing[0]!r} (it has {data.column_names}): GSM8K's layout is "
+            f"`question`, and `answer` ending in '#### <number>'; rename its "
+            f"columns to those (Dataset.rename_column)")
+
+
 _GSM8K_ANSWER = re.compile(r"####\s*(-?[\d,]*\.?\d+)\s*$")
 
 
@@ -200,6 +212,7 @@ def hub_prompt_dataset(name_or_path="openai/gsm8k", config="main",
     each prompt is the question as a user turn, ready for the assistant.
     """
     data = _load_rows(name_or_path, config, split)
+    _check_gsm8k_columns(name_or_path, data)
     usable = data.filter(lambda row: _gsm8k_answer(row["answer"]) is not None)
     if len(usable) < len(data):
         warnings.warn(

@@ -193,19 +193,30 @@ def code_differences(english, japanese, name):
 def ja_problems():
     """Translation problems, and committed Japanese code cells that are not
     the English ones (a hand edit): one line each, for `build --check`."""
-    import nbformat
     found = [p for _, problems in ja_sources().values() for p in problems]
     for folder, ja_folder in ((paths.NOTEBOOKS, JA),
                               (paths.SOLUTIONS, JA_SOLUTIONS)):
         for path in sorted(ja_folder.glob("*.ipynb")):
-            english = folder / path.name
-            if english.exists():
+            pair = _read_both(folder / path.name, path)
+            if pair:
                 found += code_differences(
-                    nbformat.read(english, as_version=4),
-                    nbformat.read(path, as_version=4),
-                    "notebooks/"
+                    *pair, "notebooks/"
                     + path.relative_to(paths.NOTEBOOKS).as_posix())
     return found
+
+
+def _read_both(english, japanese):
+    """Both copies of a notebook, or None: the English one is missing, or
+    either is damaged (a folder, binary, JSON cut off), which the build
+    names on a line of its own (kit.builder.notebooks.damage)."""
+    import nbformat
+    if not english.exists():
+        return None
+    try:
+        return (nbformat.read(english, as_version=4),
+                nbformat.read(japanese, as_version=4))
+    except (OSError, ValueError, KeyError, AttributeError, TypeError):
+        return None  # NotJSONError and UnicodeDecodeError are ValueErrors
 
 
 def ja_stale():

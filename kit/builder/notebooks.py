@@ -248,14 +248,66 @@ def text_problems():
                     if cells is not None for problem in problems(cells)]
 
 
+def damage(path):
+    """Why the file at a notebook's path cannot be a notebook, or "".
+
+    A folder of that name, a binary file, JSON cut off mid-save: read as
+    a notebook, each stopped the build with a library's error that named
+    no file (IsADirectoryError, "'utf-8' codec can't decode", NotJSONError).
+    """
+    path = Path(path)
+    if path.is_dir():
+        return "a folder, not a notebook"
+    try:
+        notebook = json.loads(path.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError:
+        return "not a notebook: binary, not text"
+    except ValueError as error:
+        return (f"not a whole notebook: its JSON breaks off at line "
+                f"{error.lineno}, column {error.colno} (saved half-way?)")
+    if not isinstance(notebook, dict) or not isinstance(
+            notebook.get("cells"), list):
+        return "not a notebook: JSON without a list of cells"
+    return ""
+
+
+def orphans():
+    """Notebooks build wrote whose source is gone from notebooks/src: no
+    build will ever bring them up to date again."""
+    sources = {path.stem for path in paths.SOURCES.glob("[0-9][0-9]_*.py")}
+    sets = (paths.NOTEBOOKS, paths.SOLUTIONS, paths.NOTEBOOKS / "ja",
+            paths.NOTEBOOKS / "ja" / "solutions")
+    return [path for folder in sets
+            for path in sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+            if path.stem not in sources and _built_by_kit(path)]
+
+
+def _built_by_kit(path):
+    """A notebook that records build's fingerprint (its own copies; not a
+    learner's "05_mine" without it, nor a file that is not JSON)."""
+    try:
+        notebook = json.loads(path.read_text())
+        return "built" in notebook["metadata"]["kit"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def build(check=False, force=False):
     """Write both notebook sets (with check=True, nothing) -> (stale, kept):
     the notebooks that differ from their sources, and of those, the ones
     left as they are because they hold what build did not write (a
-    learner's answers), unless `force`."""
+    learner's answers, or a damaged file: `damage`), unless `force`. A
+    folder in a notebook's place is kept, `force` or not."""
     stale, kept = [], []
     for path, text in build_all().items():
-        current = path.read_text() if path.exists() else None
+        if path.is_dir():
+            stale.append(path)
+            kept.append(path)
+            continue
+        current = (path.read_bytes().decode("utf-8", "replace")
+                   if path.exists() else None)
         if current == text + "\n":
             continue
         stale.append(path)

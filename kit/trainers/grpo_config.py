@@ -30,6 +30,11 @@ RULES = [
 ]
 
 
+# Fields that only sapo reads (kit.losses.GRPO_LOSSES): a change to one
+# with another loss_type is refused, as epsilon_high is outside cispo.
+SAPO_FIELDS = ("sapo_temperature_pos", "sapo_temperature_neg")
+
+
 @dataclass
 class GRPOConfig(TrainingArguments):
     num_generations: int = field(default=8, metadata={
@@ -59,7 +64,8 @@ class GRPOConfig(TrainingArguments):
         "help": "Advantages' spread: 'group', 'batch' or 'none'."})
     # TRL 1.16 defaults to True. The kit keeps the paper's KL, the one
     # notebook 05's grpo_loss exercise writes (its section on TRL says so);
-    # with beta = 0, the default of both, the flag changes nothing.
+    # with beta = 0, the default of both, the flag changes nothing, so the
+    # kit refuses True there.
     use_bias_correction_kl: bool = field(default=False, metadata={
         "help": "Multiply the per-token KL by the ratio exp(logps - old) "
                 "(TRL 1.16's default: its gradient is the unbiased "
@@ -100,14 +106,36 @@ class GRPOConfig(TrainingArguments):
             if self.loss_type != "cispo":  # TRL's upper clip: not the kit's
                 raise refusal("epsilon_high_unread", value=self.epsilon_high,
                               loss_type=self.loss_type)
-        if not isinstance(self.use_bias_correction_kl, bool):
-            raise refusal("choice", owner="GRPOConfig",
-                          name="use_bias_correction_kl", choices="True, False",
-                          value=self.use_bias_correction_kl)
+        self.check_sapo_temperatures()
+        self.check_bias_correction()
         check_not_greedy(self.temperature)
         check_whole_groups(self.per_device_train_batch_size,
                            self.num_generations)
         super().__post_init__()
+
+    def check_sapo_temperatures(self):
+        """Changed from their defaults, and only where the loss reads them:
+        else the change does nothing, silently (a typo, or the wrong
+        loss_type)."""
+        for name in SAPO_FIELDS:
+            value = getattr(self, name)
+            default = self.__dataclass_fields__[name].default
+            readers = sorted(kind for kind, loss in GRPO_LOSSES.items()
+                             if name in loss.config_fields)
+            if value != default and self.loss_type not in readers:
+                raise refusal("loss_field_unread", name=name, value=value,
+                              loss_type=self.loss_type, readers=readers,
+                              default=default)
+
+    def check_bias_correction(self):
+        """A bool, and one with something to correct: the KL term, which
+        beta = 0 (the default) leaves out."""
+        if not isinstance(self.use_bias_correction_kl, bool):
+            raise refusal("choice", owner="GRPOConfig",
+                          name="use_bias_correction_kl", choices="True, False",
+                          value=self.use_bias_correction_kl)
+        if self.use_bias_correction_kl and self.beta == 0:
+            raise refusal("kl_correction_unread")
 
     def slices_outlive_step(self):
         """True when one generation's slices span optimizer steps: the

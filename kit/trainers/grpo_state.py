@@ -62,7 +62,8 @@ class GRPOStateMixin(CheckpointMixin):
             return (f"holds a buffer of {held}, not the {k} slices of "
                     f"steps_per_generation={k}")
         for index, slice_ in enumerate(buffer):
-            problem = self._slice_problem(slice_) or _not_finite(slice_)
+            problem = (self._slice_problem(slice_) or _not_finite(slice_)
+                       or self._ids_beyond_vocabulary(slice_))
             if problem:
                 return f"holds a buffer whose slice {index} {problem}"
         return None
@@ -89,6 +90,18 @@ class GRPOStateMixin(CheckpointMixin):
                 return (f"has completions of {value.shape[1]} tokens, "
                         "beyond max_completion_length="
                         f"{self.args.max_completion_length}")
+        return None
+
+    def _ids_beyond_vocabulary(self, slice_):
+        """Token ids the model has no embedding for: served, they stopped
+        the resumed run mid-step with torch's IndexError."""
+        size = self.model.get_input_embeddings().num_embeddings
+        for key in ("prompt_ids", "completion_ids"):
+            ids = slice_[key]
+            if ids.numel() and not 0 <= ids.min() <= ids.max() < size:
+                return (f"has {key} from {int(ids.min())} to "
+                        f"{int(ids.max())}, beyond the model's vocabulary "
+                        f"(ids 0 to {size - 1})")
         return None
 
 

@@ -59,6 +59,9 @@ MESSAGES = {"en": {
                     "{row} {column!r} {start!r}: {examples}): write the text "
                     "in characters the tokenizer knows, or use a tokenizer "
                     "that knows them",
+    "empty_prompt": "{name} row {index}: the prompt is {prompt!r} ({count} "
+                    "such rows): GRPO answers prompts, and an empty one asks "
+                    "nothing; drop those rows or give each a prompt",
     "enough_prompts": "train_dataset has {have} prompts; one generation "
                       "needs {needed} (per_device_train_batch_size x "
                       "steps_per_generation x processes / num_generations): "
@@ -141,6 +144,14 @@ MESSAGES = {"en": {
         "loss_type={loss_type!r}: the kit clips symmetrically by epsilon "
         "(TRL also takes epsilon_high as the clip's upper bound); only "
         "'cispo' reads it. Set loss_type='cispo' or epsilon_high=None",
+    "loss_field_unread":
+        "GRPOConfig.{name}={value} does nothing with loss_type={loss_type!r}: "
+        "only {readers} read it. Set loss_type={readers[0]!r}, or leave "
+        "{name} at its default ({default})",
+    "kl_correction_unread":
+        "GRPOConfig.use_bias_correction_kl=True does nothing with beta=0: it "
+        "corrects the KL term, and beta=0 leaves that term out. Set beta "
+        "above 0 (try 0.04), or use_bias_correction_kl=False",
     # kit.trainers.nonfinite
     "nonfinite":
         "training stopped at step {step}: the loss or a gradient is nan or "
@@ -192,6 +203,10 @@ MESSAGES["ja"] = {
         "({per_column}; 例：行 {row} {column!r} {start!r}: {examples}): "
         "トークナイザーが知っている文字で書くか、それらを知っているトークナイ"
         "ザーを使ってください",
+    "empty_prompt":
+        "{name} の行 {index}: プロンプトが {prompt!r} です (このような行が "
+        "{count} 行): GRPO はプロンプトに答えるもので、空のプロンプトは何も"
+        "尋ねていません。その行を除くか、それぞれにプロンプトを与えてください",
     "enough_prompts":
         "train_dataset のプロンプトは {have} 個ですが、1 回の生成に {needed} "
         "個必要です (per_device_train_batch_size x steps_per_generation x "
@@ -280,6 +295,16 @@ MESSAGES["ja"] = {
         "epsilon_high をクリップの上限にも使います）。これを読むのは "
         "'cispo' だけです。loss_type='cispo' にするか、epsilon_high=None に"
         "してください",
+    "loss_field_unread":
+        "GRPOConfig.{name}={value} は loss_type={loss_type!r} では使われ"
+        "ません。これを読むのは {readers} だけです。loss_type="
+        "{readers[0]!r} にするか、{name} を既定値 ({default}) のままに"
+        "してください",
+    "kl_correction_unread":
+        "GRPOConfig.use_bias_correction_kl=True は beta=0 では何もしません。"
+        "これは KL 項を補正しますが、beta=0 ではその項がありません。beta を "
+        "0 より大きく (0.04 を試してください) するか、"
+        "use_bias_correction_kl=False にしてください",
     "nonfinite":
         "ステップ {step} で学習を止めました。損失か勾配が nan または inf "
         "です（{what}）。重みは更新していません。learning_rate を下げるか、"
@@ -610,6 +635,7 @@ def score(reward_funcs, prompts, completions, columns, dataset="dataset",
 def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     """GRPO's datasets -> the dataset; refuse bad input before training."""
     dataset = check_dataset(name, dataset, ["prompt"], "GRPO", "prompts")
+    check_no_empty_prompts(name, dataset)
     warn_unknown_text(name, tokenizer, dataset, ["prompt"])
     encoded = tokenizer(whole_column(dataset, "prompt"))["input_ids"]
     lengths = [len(ids) for ids in encoded]
@@ -624,6 +650,17 @@ def check_prompts(name, dataset, tokenizer, args, reward_funcs):
     score(reward_funcs, list(rows["prompt"]), ["0"] * len(rows), columns,
           dataset=name, timeout=getattr(args, "reward_timeout", None))
     return dataset
+
+
+def check_no_empty_prompts(name, dataset):
+    """Every prompt asks something: "" (or only spaces) was trained on,
+    the policy generating from <bos> alone, a run that learns nothing of
+    the task."""
+    prompts = whole_column(dataset, "prompt")
+    empty = [i for i, prompt in enumerate(prompts) if not prompt.strip()]
+    if empty:
+        raise refusal("empty_prompt", name=name, index=empty[0],
+                      prompt=prompts[empty[0]], count=len(empty))
 
 
 def check_enough_prompts(dataset, needed):
