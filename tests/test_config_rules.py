@@ -267,12 +267,12 @@ def test_prompts_per_generation_is_one_formula_for_trainer_and_explorer():
 
 
 def readme_config_rows():
-    """README's error rows that start with a DPOConfig(...) or GRPOConfig(...)
+    """docs/errors.md's rows that start with a DPOConfig(...) or GRPOConfig(...)
     call refused with a ValueError: (call, the message it shows)."""
     import re
     from pathlib import Path
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(
-        encoding="utf-8")
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "errors.md"
+              ).read_text(encoding="utf-8")
     table = readme.split("<!-- errors -->")[1].split("<!-- /errors -->")[0]
     rows = []
     for line in table.splitlines():

@@ -60,3 +60,20 @@ def test_readme_links_every_docs_page():
 def test_the_anchor_rule_is_githubs():
     page = ROOT / "docs" / "kit.md"
     assert "what-a-resume-may-change" in anchors(page)
+
+
+def test_every_row_readme_held_is_in_docs():
+    """Each "What happens when…" row of the README before the split, and
+    both its tables (the kit against TRL, what a resume keeps), are in
+    docs/ (tests/data/errors_rows_2026-12-08.txt: the rows' first cells)."""
+    errors = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    rows = [line for line in (ROOT / "tests" / "data" /
+                              "errors_rows_2026-12-08.txt").read_text(
+        encoding="utf-8").splitlines() if not line.startswith("#")]
+    assert len(rows) == 144
+    assert [row for row in rows if f"| {row} |" not in errors] == []
+    assert "| name | what it computes | equal to TRL in | where the kit " \
+           "differs |" in (ROOT / "docs" / "loss-types.md").read_text(
+               encoding="utf-8")
+    assert "| trainer | kept as saved |" in (
+        ROOT / "docs" / "kit.md").read_text(encoding="utf-8")
