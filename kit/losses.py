@@ -89,10 +89,13 @@ def _logratios(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
 
 
 def _rewards(beta, policy_chosen_logps, policy_rejected_logps,
-             ref_chosen_logps, ref_rejected_logps):
-    """DPO's implicit rewards β·(π − ref), detached: for logging only."""
-    chosen = beta * (policy_chosen_logps - ref_chosen_logps).detach()
-    rejected = beta * (policy_rejected_logps - ref_rejected_logps).detach()
+             ref_chosen_logps, ref_rejected_logps, detach=True):
+    """DPO's implicit rewards β·(π − ref): detached, for logging; or not,
+    for the losses built on each answer's own reward."""
+    chosen = beta * (policy_chosen_logps - ref_chosen_logps)
+    rejected = beta * (policy_rejected_logps - ref_rejected_logps)
+    if detach:
+        chosen, rejected = chosen.detach(), rejected.detach()
     return chosen, rejected
 
 
@@ -191,6 +194,100 @@ def robust_loss(policy_chosen_logps, policy_rejected_logps, ref_chosen_logps,
     return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
                               ref_chosen_logps, ref_rejected_logps))
 
+
+# TRL 1.16's other pairwise loss types, each a function of the same four
+# log-probs (same arguments and returns as `dpo_loss`). h = β·logratios;
+# rc, rr = β·(π − ref) of chosen and of rejected.
+
+def exo_pair_loss(policy_chosen_logps, policy_rejected_logps,
+                  ref_chosen_logps, ref_rejected_logps, beta=0.1,
+                  label_smoothing=1e-3):
+    """EXO-pref (Ji et al., 2024, arXiv 2402.00856, eq. 16): the KL from
+    the policy's preference for the pair, σ(h), to the label smoothed by
+    ε = label_smoothing: σ(h)·(log σ(h) − log(1−ε)) + σ(−h)·(log σ(−h) −
+    log ε). It needs ε > 0 (the paper: 1e-3)."""
+    h = beta * _logratios(policy_chosen_logps, policy_rejected_logps,
+                          ref_chosen_logps, ref_rejected_logps)
+    eps = torch.tensor(label_smoothing, device=h.device)
+    losses = (torch.sigmoid(h) * (F.logsigmoid(h) - torch.log1p(-eps))
+              + torch.sigmoid(-h) * (F.logsigmoid(-h) - torch.log(eps)))
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+def nca_pair_loss(policy_chosen_logps, policy_rejected_logps,
+                  ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """NCA (Chen et al., 2024, arXiv 2402.05369): −log σ(rc) − ½ log σ(−rc)
+    − ½ log σ(−rr). Each answer's own reward, not only their difference:
+    chosen's likelihood is pushed up, not only above rejected's."""
+    rc, rr = _rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                      ref_chosen_logps, ref_rejected_logps, detach=False)
+    losses = (-F.logsigmoid(rc) - 0.5 * F.logsigmoid(-rc)
+              - 0.5 * F.logsigmoid(-rr))
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+def bco_pair_loss(policy_chosen_logps, policy_rejected_logps,
+                  ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """BCO on pairs (Jung et al., 2024, arXiv 2404.04656), as TRL 1.16
+    computes it, without a running reward mean: −log σ(rc) − log σ(−rr),
+    chosen classed good and rejected bad, each on its own."""
+    rc, rr = _rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                      ref_chosen_logps, ref_rejected_logps, detach=False)
+    losses = -F.logsigmoid(rc) - F.logsigmoid(-rr)
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+def sppo_hard_loss(policy_chosen_logps, policy_rejected_logps,
+                   ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """SPPO with hard labels (Wu et al., 2024, arXiv 2405.00675, eq. 4.7 with
+    P = 1 for the winner, 0 for the loser): (π_c − ref_c − 1/(2β))² +
+    (π_r − ref_r + 1/(2β))², each log-ratio pulled to its own target."""
+    chosen = policy_chosen_logps - ref_chosen_logps
+    rejected = policy_rejected_logps - ref_rejected_logps
+    losses = (chosen - 0.5 / beta) ** 2 + (rejected + 0.5 / beta) ** 2
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+def apo_zero_loss(policy_chosen_logps, policy_rejected_logps,
+                  ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """APO-zero (D'Oosterlinck et al., 2024, arXiv 2408.06266, eq. 7), for
+    chosen answers better than the model's own: 1 − σ(rc) + σ(rr), chosen
+    up and rejected down."""
+    rc, rr = _rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                      ref_chosen_logps, ref_rejected_logps, detach=False)
+    losses = 1 - torch.sigmoid(rc) + torch.sigmoid(rr)
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+def apo_down_loss(policy_chosen_logps, policy_rejected_logps,
+                  ref_chosen_logps, ref_rejected_logps, beta=0.1):
+    """APO-down (the same paper, eq. 8), for chosen answers worse than the
+    model's own: σ(rc) + 1 − σ(rc − rr), both down, rejected more."""
+    rc, rr = _rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                      ref_chosen_logps, ref_rejected_logps, detach=False)
+    losses = torch.sigmoid(rc) + 1 - torch.sigmoid(rc - rr)
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
+
+def discopop_loss(policy_chosen_logps, policy_rejected_logps,
+                  ref_chosen_logps, ref_rejected_logps, beta=0.1,
+                  discopop_tau=0.05):
+    """DiscoPOP (Chris Lu et al., 2024, arXiv 2406.08414, eq. 5): DPO's
+    logistic loss and an exponential one, mixed by m = σ(h/τ):
+    −log σ(h)·(1 − m) + exp(−h)·m, τ = discopop_tau (the paper: 0.05)."""
+    h = beta * _logratios(policy_chosen_logps, policy_rejected_logps,
+                          ref_chosen_logps, ref_rejected_logps)
+    mix = torch.sigmoid(h / discopop_tau)
+    losses = -F.logsigmoid(h) * (1 - mix) + torch.exp(-h) * mix
+    return (losses, *_rewards(beta, policy_chosen_logps, policy_rejected_logps,
+                              ref_chosen_logps, ref_rejected_logps))
+
 # ---------------------------------------- DPOConfig.loss_type, one record each
 # A loss type is declared once, here: the function, the log-probs it
 # compares and the DPOConfig fields it reads besides beta. The trainer reads
@@ -211,6 +308,14 @@ PREFERENCE_LOSSES = {
     "sigmoid_norm": PreferenceLoss(sigmoid_norm_loss,
                                    logps_fn=sequence_mean_logps),
     "robust": PreferenceLoss(robust_loss, config_fields=("label_smoothing",)),
+    "exo_pair": PreferenceLoss(exo_pair_loss,
+                               config_fields=("label_smoothing",)),
+    "nca_pair": PreferenceLoss(nca_pair_loss),
+    "bco_pair": PreferenceLoss(bco_pair_loss),
+    "sppo_hard": PreferenceLoss(sppo_hard_loss),
+    "apo_zero": PreferenceLoss(apo_zero_loss),
+    "apo_down": PreferenceLoss(apo_down_loss),
+    "discopop": PreferenceLoss(discopop_loss, config_fields=("discopop_tau",)),
 }
 
 

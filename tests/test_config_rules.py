@@ -99,7 +99,9 @@ def test_dpo_settings_of_the_wrong_type_or_range_are_named(
      r"with loss_type='ipo' the target margin 1/\(2·beta\) is inf in "
      r"float32, and the loss nan; try 0.1"),
     ("dpo", dict(loss_type=["sigmoid"]), r"DPOConfig.loss_type must be one "
-     r"of 'sigmoid', 'ipo', 'hinge', 'sigmoid_norm', 'robust', got "
+     r"of 'sigmoid', 'ipo', 'hinge', 'sigmoid_norm', 'robust', 'exo_pair', "
+     r"'nca_pair', 'bco_pair', 'sppo_hard', 'apo_zero', 'apo_down', "
+     r"'discopop', got "
      r"\['sigmoid'\]"),
     ("grpo", dict(temperature=1e-30), r"GRPOConfig.temperature is 1e-30: in "
      r"float32 a token one logit below the best then gets probability "

@@ -381,7 +381,9 @@ def uneven_pairs():
 
 @pytest.mark.parametrize("loss_type, label_smoothing", [
     ("ipo", 0.0), ("sigmoid_norm", 0.0), ("robust", 0.0), ("robust", 0.1),
-    ("robust", 0.3)])
+    ("robust", 0.3), ("exo_pair", 1e-3), ("exo_pair", 0.2), ("nca_pair", 0.0),
+    ("bco_pair", 0.0), ("sppo_hard", 0.0), ("apo_zero", 0.0),
+    ("apo_down", 0.0), ("discopop", 0.0)])
 def test_each_dpo_variant_equals_trls_dpo_trainer(loss_type, label_smoothing,
                                                   moved_policy, tmp_path):
     model, reference, tokenizer = moved_policy
@@ -399,8 +401,20 @@ def test_each_dpo_variant_equals_trls_dpo_trainer(loss_type, label_smoothing,
     their_batch = next(iter(theirs.get_train_dataloader()))
     our_batch = next(iter(ours.get_train_dataloader()))
     expected = theirs.compute_loss(model, their_batch)
-    assert torch.allclose(ours.compute_loss(model, our_batch), expected,
-                          rtol=0, atol=1e-6)
+    # 1e-6 of the loss's size, or absolute below 1: float32 rounds a mean
+    # over pairs and a sum divided by the pairs apart in the last bit
+    # (sppo_hard: 14.6133 both, 1e-6 apart)
+    loss = ours.compute_loss(model, our_batch)
+    assert torch.allclose(loss, expected, rtol=1e-6, atol=1e-6)
+    # and the gradient each gives the policy
+    grads = []
+    for value in (loss, expected):
+        model.zero_grad()
+        value.backward()
+        grads.append(torch.cat([p.grad.flatten() for p in model.parameters()
+                                if p.grad is not None]))
+    distance = ((grads[0] - grads[1]).norm() / grads[1].norm()).item()
+    assert distance < 1e-5, distance
 
 
 def test_ipo_differs_from_the_summed_form_on_uneven_lengths(moved_policy,
@@ -439,6 +453,14 @@ def test_ipo_differs_from_the_summed_form_on_uneven_lengths(moved_policy,
     (dict(loss_type="sigmoid", label_smoothing=0.1),
      "label_smoothing=0.1 does nothing with loss_type='sigmoid'.*"
      "set loss_type='robust'"),
+    (dict(loss_type="exo_pair"),
+     "loss_type='exo_pair' needs label_smoothing above 0: it is EXO's ε.*"
+     "try 1e-3"),
+    (dict(loss_type="sigmoid", discopop_tau=0.1),
+     "discopop_tau=0.1 does nothing with loss_type='sigmoid': only "
+     "'discopop' reads it"),
+    (dict(loss_type="discopop", discopop_tau=0),
+     "DPOConfig.discopop_tau must be a finite number > 0, got 0: try 0.05"),
 ])
 def test_label_smoothing_is_validated_with_the_fix(settings, message,
                                                    tmp_path):

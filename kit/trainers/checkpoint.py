@@ -46,7 +46,7 @@ BATCH = ("per_device_train_batch_size", "gradient_accumulation_steps")
 KEPT_ON_RESUME = {
     "CausalLMTrainer": BATCH,
     "DPOTrainer": BATCH + ("beta", "loss_type", "label_smoothing",
-                           "max_length"),
+                           "max_length", "discopop_tau"),
     # a resume serves the saved buffer: cut the same way, its completions
     # as long, its log-probs taken at this temperature and reference
     "GRPOTrainer": BATCH + ("num_generations", "steps_per_generation",

@@ -34,8 +34,11 @@ class DPOConfig(TrainingArguments):
         "help": f"One of {sorted(PREFERENCE_LOSSES)}, TRL 1.16's names and "
                 "meanings: 'ipo' and 'sigmoid_norm' on per-token means."})
     label_smoothing: float = field(default=0.0, metadata={
-        "help": "loss_type='robust' only: the chance a pair's labels are "
-                "flipped, in [0, 0.5)."})
+        "help": "loss_type='robust' and 'exo_pair' only: the chance a pair's "
+                "labels are flipped, in [0, 0.5) ('exo_pair': > 0)."})
+    discopop_tau: float = field(default=0.05, metadata={
+        "help": "loss_type='discopop' only: the temperature that mixes its "
+                "logistic and exponential parts (TRL 1.16's default)."})
     max_length: int = field(default=64, metadata={
         "help": "Prompt + completion tokens; longer completions are cut."})
     # The collator needs our token columns, not the model's signature.
@@ -46,12 +49,22 @@ class DPOConfig(TrainingArguments):
             ("beta", float, "> 0", "try 0.1"),
             ("max_length", int, ">= 2",
              "prompt + completion tokens, e.g. 64"),
+            ("discopop_tau", float, "> 0", "try 0.05"),
         ])
         check_choice(self, "loss_type", PREFERENCE_LOSSES)
         if self.loss_type == "ipo":
             check_ipo_beta(self.beta)
         self.check_label_smoothing()
+        self.check_discopop_tau()
         super().__post_init__()
+
+    def check_discopop_tau(self):
+        """Changed only where the loss reads it: else it is a typo."""
+        default = type(self).__dataclass_fields__["discopop_tau"].default
+        if self.discopop_tau != default and "discopop_tau" not in (
+                PREFERENCE_LOSSES[self.loss_type].config_fields):
+            raise refusal("tau_unread", value=self.discopop_tau,
+                          loss_type=self.loss_type, default=default)
 
     def check_label_smoothing(self):
         """In [0, 0.5), and only where the loss reads it: else it is a typo."""
@@ -64,6 +77,8 @@ class DPOConfig(TrainingArguments):
         if self.label_smoothing and self.loss_type not in readers:
             raise refusal("smoothing_unread", value=self.label_smoothing,
                           loss_type=self.loss_type, readers=readers)
+        if self.loss_type == "exo_pair" and not self.label_smoothing:
+            raise refusal("exo_needs_smoothing")  # its ε: log 0 is -inf
 
 
 def is_peft(model):

@@ -117,6 +117,14 @@ MESSAGES = {"en": {
         "DPOConfig.label_smoothing must be below 0.5, got {value}: at 0.5 a "
         "label is as likely flipped as not and robust DPO divides by "
         "1 − 2·0.5 = 0; try 0.1",
+    "exo_needs_smoothing":
+        "DPOConfig.loss_type='exo_pair' needs label_smoothing above 0: it is "
+        "EXO's ε, and log(0) makes the loss inf; try 1e-3, the EXO paper's",
+    "tau_unread":
+        "DPOConfig.discopop_tau={value} does nothing with "
+        "loss_type={loss_type!r}: only 'discopop' reads it; set "
+        "loss_type='discopop', or leave discopop_tau at its default "
+        "({default})",
     "smoothing_unread":
         "DPOConfig.label_smoothing={value} does nothing with "
         "loss_type={loss_type!r}: only {readers} read it; set "
@@ -267,6 +275,15 @@ MESSAGES["ja"] = {
         "{value} でした。0.5 ではラベルが反転する確率としない確率が等しく、"
         "robust DPO は 1 − 2·0.5 = 0 で割ることになります。0.1 を試して"
         "ください",
+    "exo_needs_smoothing":
+        "DPOConfig.loss_type='exo_pair' には 0 より大きい label_smoothing が"
+        "必要です。これは EXO の ε で、log(0) で損失が inf になります。"
+        "EXO の論文の値 1e-3 を試してください",
+    "tau_unread":
+        "DPOConfig.discopop_tau={value} は loss_type={loss_type!r} では"
+        "使われません。これを読むのは 'discopop' だけです。"
+        "loss_type='discopop' にするか、discopop_tau を既定値（{default}）の"
+        "ままにしてください",
     "smoothing_unread":
         "DPOConfig.label_smoothing={value} は loss_type={loss_type!r} では"
         "使われません。これを読むのは {readers} だけです。"
