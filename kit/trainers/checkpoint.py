@@ -367,12 +367,21 @@ class CheckpointMixin:
                    owner=owner)
         if problem:
             refuse(folder, "unfit_state", name=name, problem=problem)
+        unfit = self.checkpoint_state_unfit(state)
+        if unfit:  # the model's, not a learner's override's doing
+            refuse(folder, "unfit_state", name=name, problem=unfit)
         return state
 
     def checkpoint_state_problem(self, state, global_step):
         """What makes `state` (its keys checked) unfit for this run at
         `global_step`, in a few words; None when it fits. Checked before
         any weights load: a bad state fails here, not mid-training."""
+        return None
+
+    def checkpoint_state_unfit(self, state):
+        """What in `state` (whole, as checkpoint_state_problem found it)
+        this run's model cannot take, e.g. token ids beyond its vocabulary;
+        None when it can."""
         return None
 
     def state_kept_by(self):
