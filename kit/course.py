@@ -16,9 +16,7 @@ import os
 import textwrap
 
 from kit.labels import say
-
-# the copy this kernel runs, as its setup_notebook(...) call said
-COPY = {"notebook": None, "solved": False}
+from kit.runtime import COPY  # the copy this kernel runs
 
 
 def show(obj):
@@ -96,8 +94,11 @@ def _placeholder(answer_lines, exercise):
 
 
 def _not_done_yet(shell, etype, value, tb, tb_offset=None):
-    """Learners see one line, not a traceback, for an unfinished exercise."""
-    print(say("not_done_yet"))
+    """Learners see one line, not a traceback, for an unfinished exercise:
+    the kit's own, when it says which (kit.checks.ready.needs), else the
+    general one and where to start."""
+    from kit.checks.ready import start_here
+    print(getattr(value, "says", None) or say("not_done_yet") + start_here())
 
 
 def _unfinished_is_not_an_error(result):

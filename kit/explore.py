@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 from kit import losses
 from kit.labels import fonts, label, width
-from kit.live import LiveFigure, headless
+from kit.live import LiveFigure, _legible, headless
 
 # The panels each explorer draws, left to right (the build checks that the
 # notebooks' prose speaks only of these). English names: the titles drawn
@@ -501,7 +501,7 @@ class Explorer:
         return {name: c.value for name, c in self.controls.items()}
 
     def redraw(self, change=None):
-        self.draw(self.figure, **self.values())
+        legibly(self.draw, self.figure, **self.values())
         self.image.value = _png(self.figure)
         self.draws += 1
 
@@ -514,8 +514,16 @@ def _show(draw, controls, size=(9, 3.6)):
     """A live widget, or where no frontend is live one static figure."""
     if headless():
         defaults = {name: c.value for name, c in controls.items()}
-        return draw(LiveFigure(figsize=size), **defaults)
+        return legibly(draw, LiveFigure(figsize=size), **defaults)
     return Explorer(draw, controls, size)
+
+
+def legibly(draw, figure, **values):
+    """`draw`, then no text smaller than the notebook's (kit.live)."""
+    draw(figure, **values)
+    _legible(figure)
+    figure.tight_layout()
+    return figure
 
 
 # A slider's width: its label (about 8 px a column; a CJK character takes

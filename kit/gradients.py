@@ -39,3 +39,20 @@ def split(batch, sizes):
         start += size
     return out
 
+
+
+# "close" means within this much, in direction: |g - g_big| / |g_big|, the
+# measure notebook 01's cell prints and its explorer's legend says "off"
+CLOSE = 0.05
+
+
+def ga_verdict(ratio, off):
+    """Notebook 01's words for an accumulated gradient against the big
+    batch's: `ratio` = |g| / |g_big|, `off` = |g - g_big| / |g_big|."""
+    from kit.labels import say  # the notebook's language
+    if off < 1e-3:
+        return say("ga_exact")  # the big batch's gradient
+    if abs(ratio - 2) < 0.25:
+        return say("ga_mean_trap", ratio=ratio)  # nobody divided by 2
+    words = "ga_close" if off <= CLOSE else "ga_apart"
+    return say(words, ratio=ratio, off=off, tolerance=CLOSE)

@@ -203,8 +203,11 @@ NOTEBOOK = {"en": {
     "ga_exact": "the big batch's gradient: exact under accumulation",
     "ga_mean_trap": "×{ratio:.2f} the big batch's: the mean-loss trap "
                     "(nobody divided by the 2 accumulation steps)",
-    "ga_close": "×{ratio:.2f} the big batch's and {off:.0%} off in "
-                "direction: close, not equal",
+    "ga_close": "×{ratio:.2f} the big batch's and {off:.1%} off in "
+                "direction: close (within {tolerance:.0%}), not equal",
+    "ga_apart": "×{ratio:.2f} the big batch's, but {off:.0%} off in "
+                "direction (close is within {tolerance:.0%}): another "
+                "gradient than the big batch's",
     # notebook 06 offline, where it would train a Hub model
     "offline_hub_run": "Offline: the toy world above stands in for the real "
                        "model. Online (e.g. on Colab), this cell trains "
@@ -249,8 +252,11 @@ NOTEBOOK = {"en": {
                 "一致します",
     "ga_mean_trap": "大きなバッチの ×{ratio:.2f} です。平均損失の落とし穴"
                     "です（2 回の累積ステップで割った人がいません）",
-    "ga_close": "大きなバッチの ×{ratio:.2f} で、向きが {off:.0%} ずれて"
-                "います。近いものの、同じではありません",
+    "ga_close": "大きなバッチの ×{ratio:.2f} で、向きが {off:.1%} ずれて"
+                "います。近い（{tolerance:.0%} 以内）ものの、同じではありません",
+    "ga_apart": "大きなバッチの ×{ratio:.2f} ですが、向きが {off:.0%} ずれて"
+                "います（近いと言えるのは {tolerance:.0%} 以内）。大きな"
+                "バッチとは別の勾配です",
     "offline_hub_run": "オフラインなので、上のトイ問題が実際のモデルの代わり"
                        "です。オンライン（Colab など）では、このセルは "
                        "HuggingFaceTB/SmolLM2-135M-Instruct を GSM8K で学習"

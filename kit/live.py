@@ -17,6 +17,16 @@ from transformers import TrainerCallback
 from kit.labels import fonts, label
 
 
+# Legible at 1280 px (issue 66): JupyterLab in a 1280-px window, its file
+# browser open, shows an output about 840 px wide and scales a wider PNG
+# down, text and all. A figure at most that wide keeps its text at the size
+# drawn, and no text smaller than the notebook's own (14 px).
+DPI = 80  # LiveFigure's PNG
+OUTPUT_PX = 840
+TEXT_PX = 14
+SMALLEST_PT = TEXT_PX * 72 / DPI
+
+
 def headless():
     """True under nbval, pytest or `kit grade`: draw once, at the end."""
     return bool(os.environ.get("PYTEST_CURRENT_TEST")
@@ -97,7 +107,8 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
     histories = [log_history, *share_y]
     figure.clear()
     count = len(panels(metrics, generates(log_history)))
-    figure.set_size_inches(5 * count, 3.6)
+    figure.set_size_inches(min(5 * count, OUTPUT_PX / DPI), 3.6 + 0.4 * (
+        count > 2))
     axes = list(figure.subplots(1, count, squeeze=False)[0])
 
     loss_ax = axes.pop(0)
@@ -107,7 +118,8 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
             _plot(loss_ax, steps, values, style, label=key)
     loss_ax.set(title=label("loss"), xlabel=label("optimizer_step"))
     if generates(log_history) and _near_zero(log_history):
-        loss_ax.text(0.02, 0.03, label("grpo_loss_note"),
+        loss_ax.text(0.02, 0.03, _wrapped(label("grpo_loss_note"),
+                                          figure, count),
                      transform=loss_ax.transAxes, fontsize="small",
                      color="0.35")
     _share(loss_ax, histories, ("loss", "eval_loss"))
@@ -131,9 +143,50 @@ def draw(figure, log_history, metrics=(), title=None, status=None,
             ax.legend(fontsize="small")
     if axes:
         _draw_generation(axes[0], log_history, histories)
-    _heading(figure, title, status)
+    if len(histories) == 1:  # runs side by side share their ranges instead
+        for ax in figure.axes[:1 + bool(metrics)]:
+            _from_zero_while_flat(ax)
+    _heading(figure, title, status, size=SMALLEST_PT + 1)
+    _legible(figure)
     figure.tight_layout()
     return figure
+
+
+def _wrapped(text, figure, count):
+    """`text` in lines that fit one of `count` panels (a note inside the
+    loss panel must not run into the next one)."""
+    import textwrap
+    width = figure.get_figwidth() / count * 72 / (0.55 * SMALLEST_PT)
+    if any(ord(char) > 0x2E80 for char in text):  # Japanese: twice as wide
+        width /= 2
+    return "\n".join(textwrap.wrap(text, max(8, int(0.65 * width))))
+
+
+def _from_zero_while_flat(ax):
+    """A first frame's one point (or a flat start) drawn from 0, not on
+    an axis of ±4% around it (9.6 to 10.4 for a loss of 10)."""
+    values = [y for line in ax.get_lines() for y in line.get_ydata()]
+    if not values:
+        return
+    steps = {x for line in ax.get_lines() for x in line.get_xdata()}
+    if len(steps) == 1:  # one step so far: the axis starts at 0
+        ax.set_xlim(0, 1.1 * max(steps) or 1)
+    low, high = min(values), max(values)
+    if high - low > 0.1 * max(abs(low), abs(high)):
+        return  # the values spread: matplotlib's range reads well
+    low, high = min(0.0, low), max(0.0, high)
+    pad = 0.1 * (high - low) or 1.0
+    ax.set_ylim(low - pad * (low < 0), high + pad)
+
+
+def _legible(figure):
+    """No text smaller than the notebook's: ticks, legends, titles."""
+    from matplotlib.text import Text
+    for ax in figure.axes:
+        ax.tick_params(labelsize=SMALLEST_PT)
+    for text in figure.findobj(Text):
+        if text.get_fontsize() < SMALLEST_PT:
+            text.set_fontsize(SMALLEST_PT)
 
 
 def _near_zero(log_history):
@@ -195,7 +248,7 @@ class LiveFigure(Figure):
 
     def _repr_png_(self):
         buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=80)
+        self.savefig(buffer, format="png", dpi=DPI)
         return buffer.getvalue()
 
 

@@ -3,6 +3,10 @@
 import os
 from pathlib import Path
 
+# the notebook copy this kernel runs, as its setup_notebook(...) call said
+# (kit.course sets it; kit.checks.ready reads it, below kit.course)
+COPY = {"notebook": None, "solved": False}
+
 # The folder that holds kit/: in a checkout, the repository's root.
 ROOT = Path(__file__).resolve().parents[1]
 

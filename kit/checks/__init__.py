@@ -21,6 +21,7 @@ from kit.checks import nb07_loss_types  # noqa: F401
 from kit.checks import nb07_step_tokens  # noqa: F401
 from kit.checks import nb07_sequence_ratio  # noqa: F401
 from kit.checks import nb08_private  # noqa: F401
+from kit.checks.ready import needs
 
 __all__ = ["EXERCISES", "Mismatch", "Mistake", "Result", "check", "compare",
-           "hint", "solution"]
+           "hint", "needs", "solution"]

@@ -33,7 +33,8 @@ def help_after(exercise, result):
     if named:
         mistake = named[0]
         if mistake.rung:
-            exercise.last_help = (mistake.rung, hints[mistake.rung - 1])
+            exercise.last_help = (mistake.rung, hints[mistake.rung - 1],
+                                  *after_mistake(mistake, result))
         return text(MESSAGES, "hint.named", text=mistake.hint)
     broken = [p for p in exercise.properties if p.key == result.mistake]
     if broken:  # the rung that teaches the idea the answer misses
@@ -59,11 +60,25 @@ def help_after(exercise, result):
                 text=hints[level - 1])
 
 
+def after_mistake(mistake, result):
+    """The hint after a named mistake's rung: what broke, as measured, and
+    the mistake's own fix — not the ladder's next rung, which is about
+    another idea (shift, reshape) than the one this answer missed."""
+    if not result.measured:
+        return (mistake.hint,)
+    return (text(MESSAGES, "hint.measured", line=result.measured,
+                 fix=mistake.hint),)
+
+
 def ladder(exercise):
-    """The hints hint() serves now: from what the last failure showed."""
+    """The hints hint() serves now: from what the last failure showed,
+    then the rest of the ladder. As many levels as the ladder has (the
+    notebook says "levels 1 to 4"): what broke takes the place of the last
+    rung, an idea the answer that was named got right (a named mistake
+    matched its loss and gradient too)."""
     if exercise.last_help is None:
         return exercise.hints
-    rung, first = exercise.last_help
-    return [first] + [h for i, h in enumerate(exercise.hints, 1)
-                      if i != rung]
+    rung, first, *follow = exercise.last_help
+    rest = [h for i, h in enumerate(exercise.hints, 1) if i != rung]
+    return ([first, *follow] + rest)[:len(exercise.hints)]
 

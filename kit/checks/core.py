@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from kit.checks import advice, relations, report
+from kit.checks import advice, relations, remedies, report
 from kit.checks.blame import (learners_method, raised_in_a_library,
                               what_check_expects, written_by_the_learner)
 from kit.checks.clock import (paused, time_limit,  # noqa: F401 (re-exported)
@@ -50,6 +50,10 @@ class Mistake:
     # hint(id, 1) right after this mistake starts there
     rung: int = None
     words: dict = None
+    # a test over the learner's syntax tree (kit.checks.remedies): True
+    # when the fix this mistake's hint names is there already, so the
+    # same numbers have another cause and the checker looks on
+    remedy: object = None
 
     @property
     def title(self):  # a few words: "not shifted"
@@ -255,6 +259,7 @@ class Result:
         self.mistake = mistake
         self.symptom, self.factor = symptom, factor  # where help starts
         self.advise = True  # False: no hint fits (the answer's kind, a bug)
+        self.measured = None  # beside a named mistake: what numbers say
 
     def __bool__(self):
         return self.status == "passed"
@@ -271,6 +276,13 @@ class Result:
         `kit grade` (kit.grading.verdicts) reads back."""
         return {"id": self.exercise.id, "status": self.status,
                 "mistake": self.mistake, "message": self.message}
+
+
+def heading(exercise):
+    """How the notebook's heading names `exercise`: ★★ Exercise 1 `id`
+    (a learner finds it with the browser's search)."""
+    return text(MESSAGES, "needs.heading", stars="★" * exercise.stars,
+                number=exercise.number, id=exercise.id)
 
 
 def _lookup(exercise_id):
@@ -342,7 +354,8 @@ def evaluate(exercise, candidate, timeout=20):
     except NotImplementedError as error:
         if not raised_in_a_library(error):
             return Result(exercise, "not attempted", text(
-                MESSAGES, "still the stub", stub=exercise.stub))
+                MESSAGES, "still the stub", stub=exercise.stub,
+                heading=heading(exercise)))
         # torch's "not implemented for 'Long'": the learner's code crashed
         raised, symptom = error, "crash"
         message = text(MESSAGES, "raised", error=describe_error(error))
@@ -367,11 +380,16 @@ def evaluate(exercise, candidate, timeout=20):
             return result
         message = text(MESSAGES, "raised", error=describe_error(error))
         symptom, raised = "crash", error
-    mistake = name_mistake(exercise, seen) if seen is not None else None
+    mistake = (name_mistake(exercise, seen, candidate)
+               if seen is not None else None)
     if mistake is not None:
-        return Result(exercise, "failed", text(
+        result = Result(exercise, "failed", text(
             MESSAGES, "mistake", title=mistake.title, why=mistake.why),
             mistake.id)
+        # what the numbers say, for the hints after the mistake's own rung
+        found = _relation(exercise, seen, raised, symptom, message)
+        result.measured = found[1] if found else None
+        return result
     broken = name_property(exercise, seen) if seen is not None else None
     if broken is not None:
         # a fact's own problem line says it with the numbers seen
@@ -410,9 +428,14 @@ def _relation(exercise, seen, raised, symptom, message):
                           said=message)
 
 
-def name_mistake(exercise, seen):
-    """The catalogued mistake that behaves exactly like `seen`, or None."""
+def name_mistake(exercise, seen, candidate=None):
+    """The catalogued mistake that behaves exactly like `seen`, or None:
+    the first whose remedy the learner's code (`candidate`) does not
+    already have — with it there, the same numbers have another cause."""
+    tree = remedies.source_tree(candidate) if candidate is not None else None
     for mistake in exercise.mistakes:
+        if remedies.remedied(mistake, tree):
+            continue
         try:
             if same(_behaviour(seen),
                     _behaviour(exercise.seen(mistake.code))):

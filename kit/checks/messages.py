@@ -23,7 +23,9 @@ MESSAGES = {"en": {
     # a right answer that agreed bit for bit (kit.checks.compare.agreement)
     "agree.exact": "exact",
     "stub": "replace the `raise NotImplementedError` with your code",
-    "still the stub": "still the stub: {stub}",
+    # {heading}: the exercise's heading, so that after Run All a learner
+    # finds where to start (issue 66)
+    "still the stub": "still the stub: {stub} (under “{heading}”)",
     "time limit":
         "your code ran for more than {timeout:g} s (an endless loop?)",
     "time limit in":
@@ -38,6 +40,15 @@ MESSAGES = {"en": {
                      "`{name}` to check this one",
     "uses.not passing": "exercise {number} does not pass its check: using "
                         "the kit's `{name}` to check this one",
+
+    # ---------------------------- a cell that needs exercises (ready.py)
+    "needs.first":
+        "⏸  Not run yet: pass {exercises} first (its check cell says ✅), "
+        "then run this cell again. Until then this run cannot learn, and "
+        "its numbers would say nothing about your code.",
+    "needs.heading": "{stars} Exercise {number} `{id}`",
+    "needs.and": " and ",
+    "needs.start": " Start at “{heading}”.",
 
     # ------------------------------------------------------- refusals
     "refused.unknown id":
@@ -91,6 +102,8 @@ MESSAGES = {"en": {
     # ------------------------------------------- hint(), help (advice.py)
     "hint.line": "hint {level}/{count}: {text}",
     "hint.named": "hint: {text}",
+    # hint 2 after a named mistake: what check() measured, then its fix
+    "hint.measured": "what the check measured: {line}. The fix: {fix}",
     "solution.header": "# the answer to {id}: paste it into its cell",
     # what the machinery can tell apart, and the hint for each where the
     # exercise names no rung of its own
@@ -222,7 +235,7 @@ MESSAGES = {"en": {
     "matches": "参照実装と一致します",
     "agree.exact": "完全に一致",
     "stub": "`raise NotImplementedError` をあなたのコードに置き換えてください",
-    "still the stub": "まだスタブのままです: {stub}",
+    "still the stub": "まだスタブのままです: {stub}（見出し「{heading}」の下）",
     "time limit":
         "あなたのコードが {timeout:g} 秒を超えて実行されました (無限ループ?)",
     "time limit in":
@@ -238,6 +251,14 @@ MESSAGES = {"en": {
     "uses.not passing":
         "演習 {number} はチェックに合格していません。この演習のチェックには "
         "kit の `{name}` を使います",
+    "needs.first":
+        "⏸  まだ実行していません。先に {exercises} を合格させ（チェックの"
+        "セルに ✅ が出ます）、それからこのセルをもう一度実行してください。"
+        "それまでは学習が進まず、表示される数値もあなたのコードについて"
+        "何も語りません。",
+    "needs.heading": "{stars} 演習 {number} `{id}`",
+    "needs.and": "と",
+    "needs.start": "「{heading}」から始めてください。",
     "refused.unknown id": "演習 {id!r} はありません。演習は {known} です",
     "refused.timeout":
         "check({id!r}, ..., timeout={timeout!r}): timeout "
@@ -290,6 +311,7 @@ MESSAGES = {"en": {
     "kind.the function": "関数 {name}",
     "hint.line": "ヒント {level}/{count}: {text}",
     "hint.named": "ヒント: {text}",
+    "hint.measured": "チェックで測ったこと: {line}。直し方: {fix}",
     "solution.header": "# {id} の解答：演習のセルに貼り付けてください",
     "symptom.detached":
         "結果が勾配を持っていません。入力から torch の演算で作り、途中で "

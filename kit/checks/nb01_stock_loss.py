@@ -12,6 +12,7 @@ from kit.checks.compare import (Mismatch, Raised, agreement, attempt, call,
                                 compare, describe_error, gradient,
                                 graph_leaves)
 from kit.checks.core import EXERCISES, Mistake, Property, exercise, paused
+from kit.checks.remedies import passes
 from kit.gradients import split
 from kit.i18n import said
 from kit.models import tiny_model
@@ -48,6 +49,14 @@ def minus_100_counted(logits, labels):
     targets = labels[:, 1:].clamp(min=0)  # -100 would not index
     token = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
     return -(token * mask).sum() / mask.numel()  # every position counted
+
+
+def unreduced_mean(logits, labels):
+    V = logits.shape[-1]
+    per_token = F.cross_entropy(logits[:, :-1].reshape(-1, V),
+                                labels[:, 1:].reshape(-1), ignore_index=-100,
+                                reduction="none")  # 0 where the label is -100
+    return per_token.mean()  # ... and those zeros count
 
 
 def per_sequence_mean(logits, labels):
@@ -182,6 +191,21 @@ CAUSAL_LM_LOSS_WORDS = {
                "ぎます",
                "ラベル付きトークンだけで平均します: ignore_index=-100 がそ"
                "うします")},
+    "unreduced_mean": {
+        "en": ("a mean over every position",
+               "with reduction='none' (or 'sum'), F.cross_entropy leaves a "
+               "0 at each -100 position, and dividing by every position "
+               "counts those zeros, so the loss is too small",
+               "keep F.cross_entropy's default reduction='mean' (it divides "
+               "by the labelled tokens only), or divide the sum by "
+               "(labels[:, 1:] != -100).sum()"),
+        "ja": ("すべての位置での平均",
+               "reduction='none' (または 'sum') の F.cross_entropy は -100 "
+               "の位置に 0 を残し、すべての位置の数で割るとその 0 も数えるので、"
+               "損失が小さくなりすぎます",
+               "F.cross_entropy の既定の reduction='mean' のままにするか "
+               "(ラベル付きトークンの数だけで割ります)、合計を "
+               "(labels[:, 1:] != -100).sum() で割ってください")},
     "minus_100_as_token_0": {
         "en": ("-100 read as token 0",
                "replacing -100 by 0 makes every prompt and padding position "
@@ -270,10 +294,18 @@ CAUSAL_LM_LOSS_WORDS = {
               Mistake("not_shifted", not_shifted, rung=1),
               Mistake("shifted_wrong_way", shifted_wrong_way, rung=1),
               Mistake("rolled", rolled, rung=1),
-              Mistake("minus_100_counted", minus_100_counted, rung=3),
+              # "ignore_index=-100 does it": not where it is in effect
+              Mistake("minus_100_counted", minus_100_counted, rung=3,
+                      remedy=passes(("cross_entropy", "nll_loss"),
+                                    "ignore_index", -100, default=True)),
+              Mistake("unreduced_mean", unreduced_mean, rung=3,
+                      remedy=passes("cross_entropy", "reduction", "mean",
+                                    default=True)),
               Mistake("minus_100_as_token_0", minus_100_as_token_0, rung=3),
               Mistake("per_sequence_mean", per_sequence_mean, rung=3),
-              Mistake("sum_not_divided", sum_not_divided, rung=3),
+              Mistake("sum_not_divided", sum_not_divided, rung=3,
+                      remedy=passes("cross_entropy", "reduction", "mean",
+                                    default=True)),
               Mistake("detached", detached_loss, rung=4),
           ])
 def observe_causal_lm_loss(candidate):

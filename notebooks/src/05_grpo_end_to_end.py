@@ -13,7 +13,7 @@
 import torch
 
 from kit import recipes, tasks
-from kit.checks import check, hint, solution
+from kit.checks import check, hint, needs, solution
 from kit.course import setup_notebook, show
 from kit.live import LivePlotCallback
 from kit.losses import per_token_kl
@@ -178,6 +178,7 @@ accuracy_before = greedy_accuracy(policy, tokenizer, held_out)
 print(f"greedy {accuracy_before=:.3f} (held-out)")
 
 # %% tags=["train", "uses-exercise"]
+needs("group_advantages", "grpo_loss")  # else this run cannot learn
 trainer = recipes.grpo_trainer(
     "cpu", output_dir="runs/05_grpo", trainer_class=MyGRPOTrainer,
     callbacks=[LivePlotCallback(("reward",), title="MyGRPOTrainer")])
@@ -187,6 +188,7 @@ print(f"global_step={result.global_step}, "
       f"train_runtime={result.metrics['train_runtime']:.0f} s")
 
 # %% tags=["train", "uses-exercise"]
+needs("group_advantages", "grpo_loss")  # no "after" without a run
 accuracy_after = greedy_accuracy(trainer.model, tokenizer, held_out)
 print(f"greedy {accuracy_before=:.3f} -> {accuracy_after=:.3f} (held-out)")
 
