@@ -1,5 +1,5 @@
 """The shape of kit/: imports that run one way, folders that say who each
-file is for, and a README that names every file.
+file is for, and a docs page (docs/layout.md) that names every file.
 
 The imports are read from the source (every `import`, also those inside
 functions), not from a running process, so a circle that only closes when
@@ -112,9 +112,9 @@ def test_the_notebooks_import_neither_building_nor_grading():
 
 
 def where_things_are():
-    """The files README's "Where things are" gives a line each."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Where things are", 1)[1].split("\n## ", 1)[0]
+    """The files docs/layout.md ("Where things are") gives a line each."""
+    readme = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
+    section = readme.split("# Where things are", 1)[1]
     listed, folders = [], []
     for line in section.split("```")[1].splitlines():
         if not line.strip():
