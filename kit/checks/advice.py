@@ -15,7 +15,8 @@ from kit.i18n import text
 # what the machinery can tell apart -> its own hint in messages.MESSAGES
 SYMPTOMS = {"detached": "symptom.detached", "shape": "symptom.shape",
             "in_place": "symptom.in_place", "scaled": "symptom.scaled",
-            "timeout": "symptom.timeout", "crash": "symptom.crash"}
+            "timeout": "symptom.timeout", "crash": "symptom.crash",
+            "backward": "symptom.backward"}
 
 
 def symptom_hint(symptom, factor=None):

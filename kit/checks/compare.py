@@ -5,6 +5,7 @@ What an exercise observes is a {name: value} dict: tensors, plain values, or
 `compare` explains, like Karpathy's cmp(), how a tensor differs.
 """
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -60,13 +61,31 @@ def call(function, inputs, **keywords):
     Copies keep `requires_grad`, so gradients can still be checked.
     """
     copies = {name: _copy(value) for name, value in inputs.items()}
-    output = function(*copies.values(), **keywords)
+    with no_backward():
+        output = function(*copies.values(), **keywords)
     for name, value in inputs.items():
         if isinstance(value, torch.Tensor) and not torch.equal(
                 copies[name].detach(), value.detach()):
             raise Mismatch(text(MESSAGES, "compare.in place", name=name),
                            symptom="in_place")
     return output
+
+
+@contextmanager
+def no_backward():
+    """Within: code that backpropagates is stopped, named. A loss function
+    returns its loss; the Trainer calls .backward() on what compute_loss
+    returns, once. One more inside would add the gradient twice (with
+    retain_graph=True: it passed as exact) or free the graph first."""
+    def refused(*args, **kwargs):
+        raise Mismatch(text(MESSAGES, "compare.backward"),
+                       symptom="backward")
+    saved = torch.Tensor.backward, torch.autograd.backward
+    torch.Tensor.backward = torch.autograd.backward = refused
+    try:
+        yield
+    finally:
+        torch.Tensor.backward, torch.autograd.backward = saved
 
 
 def _copy(value):

@@ -320,7 +320,7 @@ def check(exercise_id, candidate, timeout=20):
     notes = []
     # no limit of its own: the kit's handler holds the alarm throughout, so
     # an outer alarm's exception is marked as not the learner's everywhere
-    with time_limit(math.inf), standing_in_for(
+    with time_limit(math.inf), torch_defaults(notes), standing_in_for(
             exercise, candidate, notes) as candidate:
         result = evaluate(exercise, candidate, timeout)
     if result.status == "not attempted":
@@ -499,6 +499,30 @@ def _behaviour(seen):
 
 
 # ------------------------------------------------- exercises stand alone
+
+@contextmanager
+def torch_defaults(notes):
+    """Within: torch's own defaults, float32 on the CPU, where the kit's
+    references run. A kernel's torch.set_default_dtype(torch.bfloat16) or
+    set_default_device("meta") made right answers fail or look like the
+    stub; they are set back afterwards, and said in `notes`."""
+    dtype, device = torch.get_default_dtype(), torch.get_default_device()
+    changed = ([f"torch.set_default_dtype({dtype})"]
+               if dtype != torch.float32 else [])
+    if device.type != "cpu":
+        changed.append(f'torch.set_default_device("{device}")')
+    if changed:
+        notes.append(text(MESSAGES, "defaults reset",
+                          what=", ".join(changed)))
+        torch.set_default_dtype(torch.float32)
+        torch.set_default_device("cpu")
+    try:
+        yield
+    finally:
+        if changed:
+            torch.set_default_dtype(dtype)
+            torch.set_default_device(device)
+
 
 @contextmanager
 def standing_in_for(exercise, candidate, notes=None):

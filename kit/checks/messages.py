@@ -68,6 +68,13 @@ MESSAGES = {"en": {
         "your function changed its input `{name}` in place: work on new "
         "tensors (x = x * m, not x.mul_(m) or x[...] = ...) — the caller "
         "still needs its inputs",
+    "defaults reset":
+        "this kernel set {what}: the check ran with torch's defaults "
+        "(float32 on the CPU), as the kit's reference does; your own runs "
+        "keep yours",
+    "compare.backward":
+        "your code calls .backward(): return the loss instead — the "
+        "Trainer calls .backward() on what compute_loss returns, once",
     "compare.value": "{name}: yours {actual!r}, expected {wanted!r}",
     "compare.no gradient": "{name}: your result carries no gradient",
     "compare.not a tensor": "{name} should be a torch.Tensor, got {kind}",
@@ -114,6 +121,9 @@ MESSAGES = {"en": {
     "symptom.shape":
         "return what the docstring's `Shape:` line says: print x.shape and "
         "x.dtype on the way to see where they change",
+    "symptom.backward":
+        "delete the .backward() line and return the loss: computing it is "
+        "this function's job, backpropagating it the Trainer's",
     "symptom.in_place":
         "leave the inputs as they came: build new tensors (x = "
         "x.masked_fill(m, 0), x = x * m) instead of editing them (x[...] = "
@@ -275,6 +285,13 @@ MESSAGES = {"en": {
         "あなたの関数が入力 `{name}` をその場で書き換えました。"
         "新しいテンソルで計算してください (x.mul_(m) や x[...] = ... "
         "ではなく x = x * m)。呼び出し側はまだ入力を使います",
+    "defaults reset":
+        "このカーネルでは {what} が設定されています。チェックは kit の参照"
+        "実装と同じく torch の既定（CPU 上の float32）で実行しました。"
+        "学習ではその設定のままです",
+    "compare.backward":
+        "コードが .backward() を呼んでいます。損失を返してください。"
+        "Trainer が compute_loss の返した値に .backward() を 1 回だけ呼びます",
     "compare.value": "{name}: あなたの値 {actual!r}, 期待値 {wanted!r}",
     "compare.no gradient": "{name}: あなたの結果は勾配を持っていません",
     "compare.not a tensor":
@@ -320,6 +337,9 @@ MESSAGES = {"en": {
     "symptom.shape":
         "docstring の `Shape:` 行にある形状を返してください。途中で x.shape "
         "と x.dtype を表示すると、どこで変わるかがわかります",
+    "symptom.backward":
+        ".backward() の行を消して、損失を返してください。損失を計算するのは"
+        "この関数の仕事で、逆伝播は Trainer の仕事です",
     "symptom.in_place":
         "入力は受け取ったままにしてください。書き換える (x[...] = ..., "
         "x.mul_(...)) のではなく、新しいテンソルを作ります (x = "
