@@ -260,7 +260,11 @@ def test_grpo_refuses_a_changed_temperature_or_beta(setting, value,
 CHANGED_TO = {"loss_type": {"GRPOTrainer": "dapo", "DPOTrainer": "ipo"},
               "scale_rewards": {"GRPOTrainer": "none"},
               "importance_sampling_level": {"GRPOTrainer": "sequence"},
-              "epsilon_high": {"GRPOTrainer": 5.0}}
+              "epsilon_high": {"GRPOTrainer": 5.0},
+              "reward_weights": {"GRPOTrainer": [2.0]},
+              "multi_objective_aggregation": {
+                  "GRPOTrainer": "normalize_then_sum"},
+              "min_p": {"GRPOTrainer": 0.05}}
 
 
 def changed(trainer_name, name, value):

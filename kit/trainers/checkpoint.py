@@ -54,7 +54,11 @@ KEPT_ON_RESUME = {
                             "epsilon", "loss_type", "scale_rewards",
                             "use_bias_correction_kl",
                             "importance_sampling_level", "epsilon_high",
-                            "sapo_temperature_pos", "sapo_temperature_neg"),
+                            "sapo_temperature_pos", "sapo_temperature_neg",
+                            # the buffer's advantages, masks and samples
+                            "reward_weights", "multi_objective_aggregation",
+                            "mask_truncated_completions", "top_p", "top_k",
+                            "min_p", "repetition_penalty"),
 }
 
 

@@ -26,19 +26,24 @@ def synchronize(device):
 def generation_config(tokenizer, args, sample):
     """Every setting that shapes the tokens, the trainer's own.
 
-    Sampling uses only the GRPOConfig's temperature; evaluation is greedy.
-    Settings a model brings (repetition_penalty, do_sample...) would make
-    the samples differ from the policy the loss scores: `generate` lends
-    generate() this config as the model's own, so none of them applies.
+    Sampling uses the GRPOConfig's temperature, top_p, top_k, min_p and
+    repetition_penalty (TRL 1.16's); evaluation is plain greedy. Settings a
+    model brings (its own top_k, do_sample...) would make the samples
+    differ from what the config says: `generate` lends generate() this
+    config as the model's own, so none of them applies.
     """
-    # top_k=0, top_p=1: the whole vocabulary, so no warper is installed
-    sampling = dict(temperature=args.temperature, top_k=0, top_p=1.0)
+    # the defaults (top_k=0, top_p=1, min_p=None, penalty 1) keep the whole
+    # vocabulary: no warper is installed, the policy is sampled as it is
+    sampling = dict(temperature=args.temperature, top_k=args.top_k,
+                    top_p=args.top_p, min_p=args.min_p,
+                    repetition_penalty=args.repetition_penalty)
     return GenerationConfig(
         max_new_tokens=args.max_completion_length, do_sample=sample,
-        num_beams=1, repetition_penalty=1.0, use_cache=True,
+        num_beams=1, use_cache=True,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=tokenizer.bos_token_id, **(sampling if sample else {}))
+        bos_token_id=tokenizer.bos_token_id,
+        **(sampling if sample else {"repetition_penalty": 1.0}))
 
 
 def generate(model, prompt, config, device):
@@ -66,6 +71,17 @@ def up_to_first_eos(completion_ids, eos_token_id):
     is_eos = completion_ids == eos_token_id
     before_eos = is_eos.int().cumsum(1) - is_eos.int() == 0
     return before_eos.long()
+
+
+def truncated(completion_ids, completion_mask, eos_token_id, pad_token_id):
+    """Completions cut by max_completion_length: the last token kept is
+    neither <eos> nor pad (TRL's rule for mask_truncated_completions).
+
+    Shape: (B,), bool.
+    """
+    last = (completion_mask.sum(1, keepdim=True) - 1).clamp(min=0)  # (B, 1)
+    last_token = completion_ids.gather(1, last).squeeze(1)  # (B,)
+    return (last_token != eos_token_id) & (last_token != pad_token_id)
 
 
 def completion_logps(model, batch, temperature):

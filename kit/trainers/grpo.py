@@ -13,15 +13,17 @@ import copy
 import torch
 from transformers import Trainer
 
-from kit.losses import GRPO_LOSSES, SCALE_REWARDS, per_token_kl
+from kit.losses import (GRPO_LOSSES, MULTI_OBJECTIVE, nanstd, per_token_kl,
+                         weighted_reward_sum)
 from kit.trainers.generation import (completion_logps, generate,
                                      generation_config, keep_rows,
-                                     up_to_first_eos)
+                                     truncated, up_to_first_eos)
 from kit.trainers.grpo_config import GRPOConfig
 from kit.trainers.checkpoint import refuse_together
 from kit.trainers.grpo_state import GRPOStateMixin
 from kit.trainers.guards import (check_enough_prompts, check_prompts,
-                                 check_reward_funcs, check_tokenizer,
+                                 check_reward_funcs,
+                                 check_reward_weights_count, check_tokenizer,
                                  reward_names, score)
 from kit.trainers.metrics import MetricsMixin
 from kit.trainers.nonfinite import NonFiniteMixin
@@ -36,6 +38,7 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         loss_fn, loss_fields, loss_is_scaled_for_ga  the loss type's
                     record, kit.losses.GRPO_LOSSES (compute_loss)
         reward_funcs, reward_func_names  the rewards, unique names (_score)
+        reward_weights  (F,) one weight a function (_score, _advantages)
         ref_model   frozen starting policy if beta > 0 (_logps_to_compare)
         _step       micro-steps served so far (_prepare_inputs)
         _buffer     the k slices of the last generation (_prepare_inputs)
@@ -118,8 +121,11 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         if self.loss_is_scaled_for_ga:
             # DDP averages gradients over processes: divide by the global
             # count / processes, so the average is the step's token mean
+            # (at least 1, as TRL: a step whose completions were all
+            # truncated and masked has no tokens, and 0/0 is nan)
             kwargs["num_items_in_batch"] = (
-                num_items_in_batch / self.accelerator.num_processes)
+                torch.as_tensor(num_items_in_batch).clamp(min=1)
+                / self.accelerator.num_processes)
         return kwargs
 
     def prediction_step(self, model, inputs, prediction_loss_only,
@@ -135,17 +141,30 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         if greedy:
             return self._evaluate_rows(rows)
         batch = self._complete(rows, greedy=False)  # 1. generate
-        total = self._score(rows, batch)  # 2. score: (B,)
-        batch["advantages"] = self._advantages(total, batch)  # 3. compare
+        rewards = self._score(rows, batch)  # 2. score: (B·processes, F)
+        batch["advantages"] = self._advantages(rewards, batch)  # 3. compare
         self._generation["tokens"] += int(batch["completion_mask"].sum())
+        if self.args.mask_truncated_completions:  # scored whole, not trained
+            batch["completion_mask"] = self._drop_truncated(batch)
         batch.update(self._logps_to_compare(batch))  # 4. old and ref
         return batch
 
     def _evaluate_rows(self, rows):
         """Evaluation: one greedy answer a prompt, scored; no advantages."""
         batch = self._complete(rows, greedy=True)
-        total = self._score(rows, batch)  # recorded: eval_reward
-        return {**batch, "advantages": torch.zeros_like(total)}
+        self._score(rows, batch)  # recorded: eval_reward
+        return {**batch, "advantages": torch.zeros(
+            len(rows), device=self.args.device)}
+
+    def _drop_truncated(self, batch):
+        """DAPO's overlong filtering, TRL's mask_truncated_completions: a
+        completion cut by max_completion_length (no <eos>) may have been
+        heading somewhere good, so it leaves the loss rather than teach
+        "stop sooner" or "go on". (B, T)"""
+        tokenizer = self.processing_class
+        cut = truncated(batch["completion_ids"], batch["completion_mask"],
+                        tokenizer.eos_token_id, tokenizer.pad_token_id)
+        return batch["completion_mask"] * (~cut).unsqueeze(1).long()
 
     def _complete(self, rows, greedy):
         """Tokenise the prompts and generate: the batch, log-probs unset."""
@@ -161,7 +180,8 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
                 "old_per_token_logps": None, "ref_per_token_logps": None}
 
     def _score(self, rows, batch):
-        """Every reward function on the decoded completions -> (B,) total."""
+        """Every reward function on the decoded completions -> every
+        process's rewards, (B·processes, F): nan where one returned None."""
         tokenizer = self.processing_class
         completions = tokenizer.batch_decode(
             batch["completion_ids"].masked_fill(
@@ -177,31 +197,46 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         except ValueError as error:
             refused = error
         self._refuse_together(refused)
-        total = rewards.sum(1).to(self.args.device)  # (B,)
-        self.record(reward=total, **{
-            f"rewards/{name}": rewards[:, i]
-            for i, name in enumerate(self.reward_func_names)})
-        return total
+        rewards = rewards.to(self.args.device)  # (B, F)
+        everyone = self.accelerator.gather(rewards)  # (B·processes, F)
+        self._record_rewards(rewards, everyone)
+        return everyone
+
+    def _record_rewards(self, rewards, everyone):
+        """reward (the weighted sum; every completion has one, guards'
+        check_scored) and rewards/<name>, per completion. A None (nan) is
+        logged as the mean of the batch's others, so the logged mean is
+        that of what was scored: TRL's nanmean."""
+        self.record(reward=weighted_reward_sum(rewards, self.reward_weights))
+        for i, name in enumerate(self.reward_func_names):
+            mean = everyone[:, i].nanmean()
+            if not mean.isnan():  # else it scored nothing: nothing to log
+                self.record(**{f"rewards/{name}":
+                               rewards[:, i].nan_to_num(nan=mean.item())})
 
     def _refuse_together(self, refused):
         """Raise a reward's refusal on every process, or on none: a process
         that raised alone would leave the others waiting in the gather of
-        _advantages for ever."""
+        _score for ever."""
         refuse_together(self.accelerator, refused)
 
-    def _advantages(self, total, batch):
+    def _advantages(self, everyone, batch):
         """Whole groups from all processes; this process's share back."""
         G = self.args.num_generations
-        everyone = self.accelerator.gather(total)  # (B·processes,)
-        start = self.accelerator.process_index * len(total)
+        everyone = everyone.view(len(everyone), -1)  # a (B,) total: F = 1
+        mine = len(batch["completion_mask"])
+        start = self.accelerator.process_index * mine
+        total = weighted_reward_sum(everyone, self.reward_weights)
         # reward_std as TRL logs it, the whole batch's spread; the spread in
         # groups (advantages divide by it) apart. Every process logs the same.
-        self.record(reward_std=everyone.std(),
-                    reward_std_in_group=everyone.view(-1, G).std(1),
+        self.record(reward_std=nanstd(total),
+                    reward_std_in_group=total.view(-1, G).std(1),
                     **{"completions/mean_length":
                        batch["completion_mask"].sum(1)})
-        advantages = SCALE_REWARDS[self.args.scale_rewards](everyone, G)
-        return advantages[start:start + len(total)]
+        aggregate = MULTI_OBJECTIVE[self.args.multi_objective_aggregation]
+        advantages = aggregate(everyone, self.reward_weights, G,
+                               self.args.scale_rewards)
+        return advantages[start:start + mine]
 
     @torch.no_grad()
     def _logps_to_compare(self, batch):
@@ -245,6 +280,8 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         args = args or GRPOConfig("tmp_trainer")  # as Trainer does
         self.reward_funcs = check_reward_funcs(reward_funcs)
         self.reward_func_names = reward_names(self.reward_funcs)  # unique
+        check_reward_weights_count(args.reward_weights,
+                                   self.reward_func_names)
         check_tokenizer("GRPOTrainer", processing_class)
         datasets = {name: check_prompts(name, data, processing_class, args,
                                         self.reward_funcs)
@@ -265,6 +302,9 @@ class GRPOTrainer(GRPOStateMixin, NonFiniteMixin, MetricsMixin,
         if args.beta > 0:
             self.ref_model = copy.deepcopy(self.model).requires_grad_(False)
             self.ref_model.eval().to(self.args.device)
+        self.reward_weights = torch.tensor(  # None: 1.0 each, as TRL
+            args.reward_weights or [1.0] * len(self.reward_funcs),
+            device=self.args.device)
         self._step, self._buffer = 0, None
         self._generation = {"calls": 0, "seconds": 0.0, "tokens": 0}
         # built once: sampling for training, greedy for evaluation

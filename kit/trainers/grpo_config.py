@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
-from kit.losses import GRPO_LOSSES, SCALE_REWARDS, SCALE_REWARDS_ALIASES
+from kit.losses import (GRPO_LOSSES, MULTI_OBJECTIVE, SCALE_REWARDS,
+                         SCALE_REWARDS_ALIASES)
 from kit.trainers.guards import (BATCH_RULES, check_choice, check_fields,
-                                 refusal)
+                                 check_reward_weights, refusal)
 
 # (field, kind, bound, fix): checked in this order, after BATCH_RULES
 RULES = [
@@ -27,6 +28,10 @@ RULES = [
     ("sapo_temperature_pos", float, "> 0", "try 1.0"),
     ("sapo_temperature_neg", float, "> 0", "try 1.05"),
     ("reward_timeout", float, "> 0", "try 60"),
+    ("top_p", float, "> 0", "1.0 keeps every token"),
+    ("top_p", float, "<= 1", "1.0 keeps every token"),
+    ("top_k", int, ">= 0", "0 keeps every token"),
+    ("repetition_penalty", float, "> 0", "1.0 leaves the logits as they are"),
 ]
 
 
@@ -48,6 +53,20 @@ class GRPOConfig(TrainingArguments):
         "help": "New tokens generated per completion, at most."})
     temperature: float = field(default=1.0, metadata={
         "help": "Sampling temperature of generation."})
+    # TRL 1.16's sampling filters, its defaults: all off. The loss scores
+    # the tempered policy unfiltered, as TRL's does.
+    top_p: float = field(default=1.0, metadata={
+        "help": "Sample from the fewest tokens whose probabilities add up "
+                "to top_p (1.0: every token)."})
+    top_k: int = field(default=0, metadata={
+        "help": "Sample from the top_k likeliest tokens (0: every token; "
+                "1 is greedy and refused)."})
+    min_p: float = field(default=None, metadata={
+        "help": "Drop tokens less likely than min_p times the likeliest "
+                "(None: none dropped; 0.01 to 0.2 is usual)."})
+    repetition_penalty: float = field(default=1.0, metadata={
+        "help": "Above 1.0, tokens already in the prompt or completion get "
+                "less likely; below, more (1.0: off)."})
     epsilon: float = field(default=0.2, metadata={
         "help": "The clip: ratios move within [1 - epsilon, 1 + epsilon]."})
     beta: float = field(default=0.0, metadata={
@@ -62,6 +81,17 @@ class GRPOConfig(TrainingArguments):
                 "(kit.losses)."})
     scale_rewards: str = field(default="group", metadata={
         "help": "Advantages' spread: 'group', 'batch' or 'none'."})
+    reward_weights: list = field(default=None, metadata={
+        "help": "One weight per reward function, in reward_funcs' order "
+                "(None: 1.0 each)."})
+    multi_objective_aggregation: str = field(
+        default="sum_then_normalize", metadata={
+            "help": "'sum_then_normalize' (weighted sum, then scale_rewards) "
+                    "or 'normalize_then_sum' (GDPO: each function "
+                    "normalised in its group, then summed; kit.losses)."})
+    mask_truncated_completions: bool = field(default=False, metadata={
+        "help": "Leave completions cut by max_completion_length (no <eos>) "
+                "out of the loss (DAPO's advice); they are still scored."})
     # TRL 1.16 defaults to True. The kit keeps the paper's KL, the one
     # notebook 05's grpo_loss exercise writes (its section on TRL says so);
     # with beta = 0, the default of both, the flag changes nothing, so the
@@ -101,6 +131,8 @@ class GRPOConfig(TrainingArguments):
         check_choice(self, "scale_rewards", SCALE_REWARDS)
         check_choice(self, "importance_sampling_level",
                      ("token", "sequence"))
+        self.check_rewards_aggregation()
+        self.check_sampling_filters()
         if self.epsilon_high is not None:
             check_fields(self, [("epsilon_high", float, "> 0", "try 5.0")])
             if self.loss_type != "cispo":  # TRL's upper clip: not the kit's
@@ -126,6 +158,30 @@ class GRPOConfig(TrainingArguments):
                 raise refusal("loss_field_unread", name=name, value=value,
                               loss_type=self.loss_type, readers=readers,
                               default=default)
+
+    def check_rewards_aggregation(self):
+        """reward_weights: numbers (their count is checked against the
+        functions by GRPOTrainer); an aggregation TRL names, and a
+        scale_rewards that it reads."""
+        self.reward_weights = check_reward_weights(self.reward_weights)
+        check_choice(self, "multi_objective_aggregation", MULTI_OBJECTIVE)
+        if (self.multi_objective_aggregation == "normalize_then_sum"
+                and self.scale_rewards != "group"):
+            raise refusal("scale_rewards_unread", value=self.scale_rewards)
+        if not isinstance(self.mask_truncated_completions, bool):
+            raise refusal("choice", owner="GRPOConfig",
+                          name="mask_truncated_completions",
+                          choices="True, False",
+                          value=self.mask_truncated_completions)
+
+    def check_sampling_filters(self):
+        """min_p within [0, 1] when set; top_k=1 is greedy: every
+        completion of a prompt the same, every advantage 0."""
+        if self.min_p is not None:
+            check_fields(self, [("min_p", float, ">= 0", "try 0.05"),
+                                ("min_p", float, "<= 1", "try 0.05")])
+        if self.top_k == 1:
+            raise refusal("greedy_top_k")
 
     def check_bias_correction(self):
         """A bool, and one with something to correct: the KL term, which

@@ -99,6 +99,11 @@ MESSAGES = {"en": {
                          "completion {i} ({completion!r}): rewards must be "
                          "finite float32 numbers; clip them (e.g. "
                          "max(math.log(p), -10.0) instead of math.log(p))",
+    "reward_unscored": "reward function {name} returned None for completion "
+                       "{i} ({completion!r}), and no other reward function "
+                       "scored it ({count} in all): return a float (0.0 for "
+                       "no reward) from at least one; None (TRL's \"no "
+                       "opinion\") is for a completion another one scores",
     "choice":
         "{owner}.{name} must be one of {choices}, got {value!r}",
     "float32":
@@ -160,6 +165,28 @@ MESSAGES = {"en": {
         "GRPOConfig.use_bias_correction_kl=True does nothing with beta=0: it "
         "corrects the KL term, and beta=0 leaves that term out. Set beta "
         "above 0 (try 0.04), or use_bias_correction_kl=False",
+    "reward_weights":
+        "GRPOConfig.reward_weights must be None or a list of finite "
+        "numbers, one per reward function, got {shown}: e.g. [1.0, 0.5] "
+        "for two functions",
+    "reward_weights_zero":
+        "GRPOConfig.reward_weights are all 0 ({shown}): no reward reaches "
+        "the advantages, so nothing is learned; give at least one function "
+        "a weight, e.g. 1.0",
+    "reward_weights_count":
+        "GRPOConfig.reward_weights has {have} weights for {wanted} reward "
+        "functions ({names}): give one weight per function, in "
+        "reward_funcs' order",
+    "scale_rewards_unread":
+        "GRPOConfig.scale_rewards={value!r} does nothing with "
+        "multi_objective_aggregation='normalize_then_sum': it divides each "
+        "function's rewards by their group's spread, then the sum by the "
+        "batch's, as TRL 1.16. Set scale_rewards='group', or "
+        "multi_objective_aggregation='sum_then_normalize'",
+    "greedy_top_k":
+        "GRPOConfig.top_k=1 keeps only the likeliest token: sampling is "
+        "greedy, so every completion of a prompt is the same and every "
+        "advantage 0 (nothing to learn); use 0 (every token) or 2 or more",
     # kit.trainers.nonfinite
     "nonfinite":
         "training stopped at step {step}: the loss or a gradient is nan or "
@@ -254,6 +281,11 @@ MESSAGES["ja"] = {
         "報酬関数 {name} が補完 {i} ({completion!r}) に {shown} を返しました。"
         "報酬は有限の float32 の数でなければなりません。クリップしてください "
         "(例: math.log(p) ではなく max(math.log(p), -10.0))",
+    "reward_unscored":
+        "報酬関数 {name} が補完 {i} ({completion!r}) に None を返し、ほかの"
+        "報酬関数もこれを採点しませんでした (全部で {count} 個)。少なくとも 1 "
+        "つの関数から float を返してください (報酬なしは 0.0)。None (TRL の"
+        "「意見なし」) は、ほかの関数が採点する補完のためのものです",
     "choice":
         "{owner}.{name} は {choices} のいずれかでなければなりませんが、"
         "{value!r} でした",
@@ -322,6 +354,29 @@ MESSAGES["ja"] = {
         "これは KL 項を補正しますが、beta=0 ではその項がありません。beta を "
         "0 より大きく (0.04 を試してください) するか、"
         "use_bias_correction_kl=False にしてください",
+    "reward_weights":
+        "GRPOConfig.reward_weights は None か、報酬関数ごとに 1 つの有限の数"
+        "のリストでなければなりませんが、{shown} でした。たとえば関数が 2 つ"
+        "なら [1.0, 0.5]",
+    "reward_weights_zero":
+        "GRPOConfig.reward_weights がすべて 0 です ({shown})。どの報酬も"
+        "アドバンテージに届かず、何も学びません。少なくとも 1 つの関数に重み"
+        "をつけてください (たとえば 1.0)",
+    "reward_weights_count":
+        "GRPOConfig.reward_weights の重みは {have} 個ですが、報酬関数は "
+        "{wanted} 個 ({names}) です。reward_funcs の順に、関数ごとに 1 つの"
+        "重みを与えてください",
+    "scale_rewards_unread":
+        "GRPOConfig.scale_rewards={value!r} は multi_objective_aggregation="
+        "'normalize_then_sum' では使われません。これは TRL 1.16 と同じく、"
+        "各関数の報酬をグループの広がりで、その和をバッチの広がりで割ります。"
+        "scale_rewards='group' にするか、multi_objective_aggregation="
+        "'sum_then_normalize' にしてください",
+    "greedy_top_k":
+        "GRPOConfig.top_k=1 は最も確率の高いトークンだけを残します。"
+        "サンプリングが貪欲になり、同じプロンプトの補完がすべて同じで、"
+        "アドバンテージはすべて 0 です (学ぶものがありません)。0 (すべての"
+        "トークン) か 2 以上にしてください",
     "nonfinite":
         "ステップ {step} で学習を止めました。損失か勾配が nan または inf "
         "です（{what}）。重みは更新していません。learning_rate を下げるか、"
@@ -362,6 +417,10 @@ FIXES = {"en": {}, "ja": {
         "プロンプトと補完のトークン数の合計、たとえば 64",
     "the chance a label is flipped, e.g. 0.1":
         "ラベルが反転する確率、たとえば 0.1",
+    "1.0 keeps every token": "1.0 ならすべてのトークンを残します",
+    "0 keeps every token": "0 ならすべてのトークンを残します",
+    "1.0 leaves the logits as they are": "1.0 ならロジットはそのままです",
+    "try 0.05": "0.05 を試してください",
 }}
 FIXES["en"] = {english: english for english in FIXES["ja"]}
 
@@ -381,7 +440,7 @@ BATCH_RULES = [
     ("gradient_accumulation_steps", int, ">= 1",
      "1 means no accumulation"),
 ]
-_BOUNDS = {">": operator.gt, ">=": operator.ge}
+_BOUNDS = {">": operator.gt, ">=": operator.ge, "<=": operator.le}
 
 
 def check_fields(config, rules):
@@ -615,6 +674,27 @@ def check_reward_funcs(reward_funcs):
     return funcs
 
 
+def check_reward_weights(weights):
+    """GRPOConfig.reward_weights: None, or finite numbers not all 0 -> a
+    list of floats (a tuple would not equal its saved list on resume)."""
+    if weights is None:
+        return None
+    if (not isinstance(weights, (list, tuple)) or not weights
+            or not all(_is_number(w, float) and _within_float32(w)
+                       for w in weights)):
+        raise refusal("reward_weights", shown=_shown(weights))
+    if not any(weights):
+        raise refusal("reward_weights_zero", shown=_shown(list(weights)))
+    return [float(w) for w in weights]
+
+
+def check_reward_weights_count(weights, names):
+    """One weight per reward function (GRPOTrainer knows the functions)."""
+    if weights is not None and len(weights) != len(names):
+        raise refusal("reward_weights_count", have=len(weights),
+                      wanted=len(names), names=", ".join(names))
+
+
 def score(reward_funcs, prompts, completions, columns, dataset="dataset",
           timeout=None):
     """Call every reward function; refuse an answer we cannot train on,
@@ -646,7 +726,20 @@ def score(reward_funcs, prompts, completions, columns, dataset="dataset",
                           dataset=dataset, columns=sorted(columns)) from error
         scores.append(torch.tensor(_reward_values(name, values, completions),
                                    dtype=torch.float32))
-    return torch.stack(scores, dim=1)
+    scores = torch.stack(scores, dim=1)  # (B, F)
+    check_scored(scores, reward_names(reward_funcs), completions)
+    return scores
+
+
+def check_scored(scores, names, completions):
+    """Each completion scored by at least one function: a None (nan) is
+    "no opinion" (TRL's), and a completion with none but opinions would
+    train on nothing (TRL warns and gives it advantage 0)."""
+    unscored = scores.isnan().all(dim=1).nonzero()
+    if len(unscored):
+        i = int(unscored[0])
+        raise refusal("reward_unscored", name=names[0], i=i,
+                      completion=completions[i], count=len(names))
 
 
 def check_prompts(name, dataset, tokenizer, args, reward_funcs):
@@ -705,6 +798,8 @@ def _reward_values(name, values, completions):
         raise refusal("reward_count", name=name, have=len(values),
                       wanted=len(completions))
     for i, value in enumerate(values):
+        if value is None:  # TRL's "no opinion": nan, skipped (kit.losses)
+            continue
         # value != value: nan, without math.isnan's overflow on 10**400
         if not isinstance(value, numbers.Real) or value != value:
             raise refusal("reward_not_a_number", name=name,
@@ -714,7 +809,7 @@ def _reward_values(name, values, completions):
             raise refusal("reward_not_finite", name=name,
                           shown=_shown(value), i=i,
                           completion=completions[i])
-    return [float(v) for v in values]
+    return [math.nan if v is None else float(v) for v in values]
 
 
 def _within_float32(value):
