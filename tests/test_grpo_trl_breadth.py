@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from kit import tasks
-from kit.losses import MULTI_OBJECTIVE, SCALE_REWARDS
+from kit.losses import SCALE_REWARDS
+from kit.multi_rewards import MULTI_OBJECTIVE
 from kit.models import load_policy
 from kit.trainers import GRPOConfig, GRPOTrainer
 from kit.trainers.generation import (generate, generation_config, truncated,

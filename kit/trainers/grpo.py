@@ -13,8 +13,8 @@ import copy
 import torch
 from transformers import Trainer
 
-from kit.losses import (GRPO_LOSSES, MULTI_OBJECTIVE, nanstd, per_token_kl,
-                         weighted_reward_sum)
+from kit.losses import GRPO_LOSSES, per_token_kl
+from kit.multi_rewards import MULTI_OBJECTIVE, nanstd, weighted_reward_sum
 from kit.trainers.generation import (completion_logps, generate,
                                      generation_config, keep_rows,
                                      truncated, up_to_first_eos)

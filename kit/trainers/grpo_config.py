@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from transformers import TrainingArguments
 
-from kit.losses import (GRPO_LOSSES, MULTI_OBJECTIVE, SCALE_REWARDS,
-                         SCALE_REWARDS_ALIASES)
+from kit.losses import GRPO_LOSSES, SCALE_REWARDS, SCALE_REWARDS_ALIASES
+from kit.multi_rewards import MULTI_OBJECTIVE
 from kit.trainers.guards import (BATCH_RULES, check_choice, check_fields,
                                  check_reward_weights, refusal)
 
