@@ -63,7 +63,7 @@ def run_after_training(shell, folder, accuracy_after):
 @pytest.mark.parametrize("folder, lang, names", [
     ("notebooks", "en", "★★ Exercise 1 `group_advantages` and ★★★ "
                         "Exercise 2 `grpo_loss`"),
-    ("notebooks/ja", "ja", "★★ 演習 1 `group_advantages`と★★★ 演習 2 "
+    ("notebooks/ja", "ja", "★★ 演習 1 `group_advantages` と ★★★ 演習 2 "
                            "`grpo_loss`")])
 def test_unanswered_it_says_what_is_missing_not_numbers(shell, capsys,
                                                         folder, lang, names):

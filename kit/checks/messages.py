@@ -267,7 +267,7 @@ MESSAGES = {"en": {
         "それまでは学習が進まず、表示される数値もあなたのコードについて"
         "何も語りません。",
     "needs.heading": "{stars} 演習 {number} `{id}`",
-    "needs.and": "と",
+    "needs.and": " と ",
     "needs.start": "「{heading}」から始めてください。",
     "refused.unknown id": "演習 {id!r} はありません。演習は {known} です",
     "refused.timeout":
